@@ -1,0 +1,8 @@
+//! One module per subcommand: its options and what it does with them.
+
+pub mod fio;
+pub mod import;
+pub mod machine;
+pub mod run;
+pub mod site;
+pub mod steps;

@@ -1,0 +1,8 @@
+//! All integration tests, in one binary (it links once). One module per area.
+
+mod common;
+mod engine;
+mod github;
+mod machine;
+mod site;
+mod steps;

@@ -1,0 +1,37 @@
+//! Ctrl-C: a flag that every loop polls, set from a signal handler.
+//!
+//! The handler only stores to an atomic (async-signal-safe); the code that notices the flag
+//! removes test files, ends child process groups and returns [`crate::error::interrupted`].
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+static REQUESTED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_sig: libc::c_int) {
+    REQUESTED.store(true, Ordering::SeqCst);
+}
+
+/// Install the SIGINT/SIGTERM handler. Safe to call more than once.
+pub fn install_handler() {
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: a zeroed sigaction is a valid value; the handler only touches an atomic,
+        // which is async-signal-safe. No SA_RESTART, so blocking syscalls return EINTR
+        // and the interrupted loop gets to check the flag promptly.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_signal as *const () as usize;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(sig, &action, std::ptr::null_mut());
+        }
+    }
+}
+
+/// Whether Ctrl-C (or SIGTERM) has arrived.
+pub fn requested() -> bool {
+    REQUESTED.load(Ordering::Relaxed)
+}
+
+/// For tests and for code that wants to stop the run as if interrupted.
+pub fn request() {
+    REQUESTED.store(true, Ordering::SeqCst);
+}

@@ -1,0 +1,60 @@
+//! Errors that decide the exit code. Everything else is an `anyhow::Error` and exits 1.
+
+/// Exit codes, as the contract fixes them.
+pub mod exit {
+    pub const OK: i32 = 0;
+    /// The run failed: an I/O error, disk full, a required step failed.
+    pub const FAILED: i32 = 1;
+    /// Bad usage or bad input; the message names the option or file.
+    pub const USAGE: i32 = 2;
+    /// Interrupted (Ctrl-C).
+    pub const INTERRUPTED: i32 = 130;
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum Fatal {
+    /// Bad usage or bad input. The message names the option or file and what to do.
+    #[error("{0}")]
+    Usage(String),
+    /// Ctrl-C or SIGTERM arrived; files were cleaned up, nothing was recorded.
+    #[error("interrupted: test files removed, no record written")]
+    Interrupted,
+}
+
+/// A usage error (exit code 2) with the given message.
+pub fn usage(message: impl Into<String>) -> anyhow::Error {
+    Fatal::Usage(message.into()).into()
+}
+
+pub fn interrupted() -> anyhow::Error {
+    Fatal::Interrupted.into()
+}
+
+/// The exit code an error maps to: looks through the whole context chain.
+pub fn exit_code(err: &anyhow::Error) -> i32 {
+    for cause in err.chain() {
+        if let Some(f) = cause.downcast_ref::<Fatal>() {
+            return match f {
+                Fatal::Usage(_) => exit::USAGE,
+                Fatal::Interrupted => exit::INTERRUPTED,
+            };
+        }
+    }
+    exit::FAILED
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use anyhow::Context;
+
+    #[test]
+    fn exit_code_sees_through_context() {
+        let e = Err::<(), _>(usage("--bs: not a size"))
+            .context("validating job")
+            .unwrap_err();
+        assert_eq!(exit_code(&e), exit::USAGE);
+        assert_eq!(exit_code(&interrupted()), exit::INTERRUPTED);
+        assert_eq!(exit_code(&anyhow::anyhow!("disk full")), exit::FAILED);
+    }
+}

@@ -1,0 +1,13 @@
+//! The measuring half of cargo-diskbench.
+//!
+//! Data flows one way: options -> job specs -> I/O backends -> [`record::Record`]. The record
+//! is the only thing this crate shares with the site generator; nothing here renders.
+
+pub mod cancel;
+pub mod error;
+pub mod machine;
+pub mod record;
+pub mod results;
+pub mod steps;
+pub mod time;
+// ENGINE-MODULES (the I/O engine's modules are declared below this line)

@@ -1,0 +1,569 @@
+//! The result record: one JSON file per run, the only thing the engine and the site share.
+//!
+//! The shape follows `CONTRACT.md` section 3. Fields may be added in a compatible way
+//! (`#[serde(default)]`); nothing here is removed or renamed without a new schema version.
+
+use serde::{Deserialize, Serialize};
+
+/// The schema string this version writes and reads.
+pub const SCHEMA: &str = "diskbench.record/1";
+
+/// The six columns of the standard suite, in the order the site shows them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ColumnId {
+    SeqRead,
+    SeqWrite,
+    RandRead,
+    RandWrite,
+    Qd1Read,
+    SyncWrite,
+}
+
+/// Which figure of a column is its headline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Headline {
+    MibPerSecond,
+    Iops,
+}
+
+impl ColumnId {
+    pub const ALL: [ColumnId; 6] = [
+        ColumnId::SeqRead,
+        ColumnId::SeqWrite,
+        ColumnId::RandRead,
+        ColumnId::RandWrite,
+        ColumnId::Qd1Read,
+        ColumnId::SyncWrite,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ColumnId::SeqRead => "seq-read",
+            ColumnId::SeqWrite => "seq-write",
+            ColumnId::RandRead => "rand-read",
+            ColumnId::RandWrite => "rand-write",
+            ColumnId::Qd1Read => "qd1-read",
+            ColumnId::SyncWrite => "sync-write",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<ColumnId> {
+        ColumnId::ALL.into_iter().find(|c| c.as_str() == s)
+    }
+
+    /// Human title, e.g. "Sequential read".
+    pub fn title(self) -> &'static str {
+        match self {
+            ColumnId::SeqRead => "Sequential read",
+            ColumnId::SeqWrite => "Sequential write",
+            ColumnId::RandRead => "Random read",
+            ColumnId::RandWrite => "Random write",
+            ColumnId::Qd1Read => "QD1 read",
+            ColumnId::SyncWrite => "Synced write",
+        }
+    }
+
+    pub fn headline(self) -> Headline {
+        match self {
+            ColumnId::SeqRead | ColumnId::SeqWrite => Headline::MibPerSecond,
+            _ => Headline::Iops,
+        }
+    }
+
+    /// Whether the column reads (else it writes).
+    pub fn is_read(self) -> bool {
+        matches!(
+            self,
+            ColumnId::SeqRead | ColumnId::RandRead | ColumnId::Qd1Read
+        )
+    }
+}
+
+impl std::fmt::Display for ColumnId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Record {
+    /// Always [`SCHEMA`]; readers refuse a schema they do not know.
+    pub schema: String,
+    /// Unique id of this run (hex).
+    pub id: String,
+    /// "measured", "imported:fio" or "imported:csv".
+    pub source: String,
+    /// For imported records: the file the figures came from (as given on the command line).
+    #[serde(default)]
+    pub source_file: Option<String>,
+    /// RFC 3339, UTC.
+    pub started_at: String,
+    /// RFC 3339, UTC.
+    pub finished_at: String,
+    pub tool: Tool,
+    pub runner: Runner,
+    pub storage: Storage,
+    pub settings: Settings,
+    /// One entry per column run (or per fio job for `cargo diskbench fio`).
+    pub tests: Vec<TestResult>,
+    #[serde(default)]
+    pub steps: Vec<StepResult>,
+    /// A short fixed compute probe, so the site can tell CPU-bound from disk-bound across runners.
+    #[serde(default)]
+    pub cpu_reference: Option<CpuReference>,
+    /// Run-wide notes and warnings (fallbacks, skipped parts).
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+impl Record {
+    pub fn is_imported(&self) -> bool {
+        self.source.starts_with("imported")
+    }
+
+    pub fn test(&self, column: ColumnId) -> Option<&TestResult> {
+        self.tests.iter().find(|t| t.id == column.as_str())
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Tool {
+    pub name: String,
+    pub version: String,
+}
+
+impl Default for Tool {
+    fn default() -> Self {
+        Tool {
+            name: "cargo-diskbench".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Runner {
+    /// How this machine is named in the report.
+    pub label: String,
+    /// e.g. "github-hosted", "aws", "azure", "gcp", "RunsOn"; null when unknown.
+    pub provider: Option<String>,
+    /// "x64" or "arm64" (other architectures by their Rust name).
+    pub arch: String,
+    /// CPUs this process may use (affinity and cgroup quota included).
+    pub vcpus: u32,
+    /// Memory available to this process in GiB (cgroup limit included).
+    pub memory_gib: f64,
+    pub cpu_model: String,
+    pub kernel: String,
+    pub os: String,
+    #[serde(default)]
+    pub ci: Option<Ci>,
+    /// e.g. "m7i.large" where DMI or the import says so.
+    #[serde(default)]
+    pub instance_type: Option<String>,
+    /// Free text that distinguishes otherwise equal runners, e.g. "provisioned 16000 IOPS".
+    #[serde(default)]
+    pub variant: Option<String>,
+    #[serde(default)]
+    pub in_container: bool,
+    #[serde(default)]
+    pub hostname: Option<String>,
+    /// Evidence and gaps: what was read to fill this section, what could not be read and why.
+    #[serde(default)]
+    pub evidence: Vec<String>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Ci {
+    /// "github-actions" or another system's name.
+    pub system: String,
+    pub run_id: Option<String>,
+    pub job: Option<String>,
+    /// Runner image, e.g. "ubuntu24/20261118.1".
+    pub image: Option<String>,
+    #[serde(default)]
+    pub runner_name: Option<String>,
+    #[serde(default)]
+    pub repository: Option<String>,
+    /// "github-hosted" or "self-hosted" (RUNNER_ENVIRONMENT).
+    #[serde(default)]
+    pub environment: Option<String>,
+}
+
+/// What the figures were measured on, detected rather than configured.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum StorageClass {
+    Tmpfs,
+    LocalNvme,
+    Ebs,
+    NetworkDisk,
+    VmDisk,
+    #[default]
+    Unknown,
+}
+
+impl StorageClass {
+    pub const ALL: [StorageClass; 6] = [
+        StorageClass::Tmpfs,
+        StorageClass::LocalNvme,
+        StorageClass::Ebs,
+        StorageClass::NetworkDisk,
+        StorageClass::VmDisk,
+        StorageClass::Unknown,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StorageClass::Tmpfs => "tmpfs",
+            StorageClass::LocalNvme => "local-nvme",
+            StorageClass::Ebs => "ebs",
+            StorageClass::NetworkDisk => "network-disk",
+            StorageClass::VmDisk => "vm-disk",
+            StorageClass::Unknown => "unknown",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<StorageClass> {
+        StorageClass::ALL.into_iter().find(|c| c.as_str() == s)
+    }
+
+    pub fn title(self) -> &'static str {
+        match self {
+            StorageClass::Tmpfs => "tmpfs (memory)",
+            StorageClass::LocalNvme => "Local NVMe",
+            StorageClass::Ebs => "Amazon EBS",
+            StorageClass::NetworkDisk => "Network disk",
+            StorageClass::VmDisk => "VM disk",
+            StorageClass::Unknown => "Unknown",
+        }
+    }
+}
+
+impl std::fmt::Display for StorageClass {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Storage {
+    /// The directory the test files went into.
+    pub path: String,
+    pub fstype: String,
+    pub mount_source: String,
+    pub mount_options: String,
+    /// For overlayfs: the filesystem that really takes the writes.
+    #[serde(default)]
+    pub overlay_upper: Option<Mount>,
+    /// The top of the device chain (the device the filesystem sits on).
+    #[serde(default)]
+    pub device: Option<Device>,
+    /// The whole chain from the filesystem's device down to the disks, top first.
+    #[serde(default)]
+    pub devices: Vec<Device>,
+    pub class: StorageClass,
+    /// Which rule decided the class and what it matched, e.g. "model = Amazon Elastic Block Store".
+    #[serde(default)]
+    pub class_evidence: Vec<String>,
+    /// Mount options that change what fdatasync costs (nobarrier, data=writeback, ...).
+    #[serde(default)]
+    pub fsync_flags: Vec<String>,
+    #[serde(default)]
+    pub free_bytes: Option<u64>,
+    #[serde(default)]
+    pub total_bytes: Option<u64>,
+    /// Anything that could not be read, with the reason.
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Mount {
+    pub path: String,
+    pub fstype: String,
+    pub mount_source: String,
+    pub mount_options: String,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Device {
+    /// Kernel name, e.g. "vda", "nvme0n1", "md0", "dm-0".
+    pub name: String,
+    pub model: Option<String>,
+    #[serde(default)]
+    pub vendor: Option<String>,
+    #[serde(default)]
+    pub size_bytes: Option<u64>,
+    pub rotational: Option<bool>,
+    /// "nvme", "virtio", "scsi", "ata", "md", "dm", "loop", ...
+    pub transport: Option<String>,
+    pub scheduler: Option<String>,
+    #[serde(default)]
+    pub nr_requests: Option<u64>,
+    #[serde(default)]
+    pub logical_block_size: Option<u64>,
+    #[serde(default)]
+    pub physical_block_size: Option<u64>,
+    /// For md RAID: e.g. "raid0".
+    #[serde(default)]
+    pub raid_level: Option<String>,
+    /// Names of the devices below this one (partition parent, dm/md slaves).
+    #[serde(default)]
+    pub members: Vec<String>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Settings {
+    /// "standard" for the six columns, "fio" for a fio-syntax job, "imported".
+    pub suite: String,
+    pub runtime_s: f64,
+    pub ramp_s: f64,
+    pub size: u64,
+    /// What was asked for: "auto", "io_uring" or "psync".
+    pub engine: String,
+    #[serde(default)]
+    pub seed: Option<u64>,
+    #[serde(default = "one")]
+    pub repeat: u32,
+    /// For `cargo diskbench fio`: the command line as given.
+    #[serde(default)]
+    pub command_line: Option<Vec<String>>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct TestResult {
+    /// A column id for the standard suite, the fio job name otherwise.
+    pub id: String,
+    pub job: JobSummary,
+    pub engine: EngineUsed,
+    /// Length of the measured window (ramp excluded).
+    pub elapsed_s: f64,
+    pub read: Option<DirectionStats>,
+    pub write: Option<DirectionStats>,
+    pub cpu: Cpu,
+    #[serde(default)]
+    pub notes: Vec<String>,
+    /// With `--repeat N`: each run's headline figure; the stats above are the median run's.
+    #[serde(default)]
+    pub repeats: Option<Repeats>,
+}
+
+impl TestResult {
+    pub fn column(&self) -> Option<ColumnId> {
+        ColumnId::parse(&self.id)
+    }
+
+    /// The stats of the direction the column measures.
+    pub fn main_direction(&self) -> Option<&DirectionStats> {
+        match self.column() {
+            Some(c) if c.is_read() => self.read.as_ref(),
+            Some(_) => self.write.as_ref(),
+            None => self.read.as_ref().or(self.write.as_ref()),
+        }
+    }
+
+    /// MiB/s for sequential columns, IOPS for the others.
+    pub fn headline(&self) -> Option<f64> {
+        let d = self.main_direction()?;
+        match self.column()?.headline() {
+            Headline::MibPerSecond => Some(d.mib_s),
+            Headline::Iops => Some(d.iops),
+        }
+    }
+
+    pub fn p99_ns(&self) -> Option<u64> {
+        self.main_direction()?.lat_ns.as_ref()?.p99
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct JobSummary {
+    /// fio's names: read, write, randread, randwrite, randrw, rw.
+    pub rw: String,
+    pub bs: u64,
+    pub iodepth: u32,
+    pub numjobs: u32,
+    pub size: u64,
+    pub direct: bool,
+    /// "none", "fdatasync:N", "fsync:N", "o_sync", "o_dsync".
+    pub sync: String,
+    pub rwmixread: Option<u32>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct EngineUsed {
+    /// "io_uring" or "psync" (imported rows: e.g. "libaio").
+    pub used: String,
+    /// Why the engine asked for did not run, e.g. "io_uring_setup: EPERM; used psync".
+    pub fallback: Option<String>,
+    /// Whether O_DIRECT was really in effect.
+    pub direct: bool,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct DirectionStats {
+    pub ios: u64,
+    pub bytes: u64,
+    pub iops: f64,
+    pub mib_s: f64,
+    /// Absent when the source had no latency figures.
+    pub lat_ns: Option<Latency>,
+    /// HDR histogram (V2 + deflate), base64; absent for imported figures.
+    pub hist: Option<String>,
+}
+
+/// Latency in nanoseconds. Imported figures often carry only some percentiles.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Latency {
+    #[serde(default)]
+    pub min: Option<u64>,
+    #[serde(default)]
+    pub mean: Option<u64>,
+    #[serde(default)]
+    pub p50: Option<u64>,
+    #[serde(default)]
+    pub p90: Option<u64>,
+    #[serde(default)]
+    pub p99: Option<u64>,
+    #[serde(default)]
+    pub p99_9: Option<u64>,
+    #[serde(default)]
+    pub max: Option<u64>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Cpu {
+    pub user_s: f64,
+    pub sys_s: f64,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Repeats {
+    pub runs: u32,
+    /// Each run's headline figure (MiB/s or IOPS), in run order.
+    pub headline: Vec<f64>,
+    /// (max - min) / median, in percent.
+    pub spread_pct: f64,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StepStatus {
+    #[default]
+    Ok,
+    Failed,
+    Skipped,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Bound {
+    Latency,
+    Bandwidth,
+    Cpu,
+    Mixed,
+    #[default]
+    Unknown,
+}
+
+impl Bound {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Bound::Latency => "latency",
+            Bound::Bandwidth => "bandwidth",
+            Bound::Cpu => "cpu",
+            Bound::Mixed => "mixed",
+            Bound::Unknown => "unknown",
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct StepResult {
+    /// "cargo-build", "docker-build", "sqlite" or a user step's id.
+    pub id: String,
+    pub name: String,
+    pub command: Vec<String>,
+    pub status: StepStatus,
+    /// Why a step was skipped or failed.
+    pub reason: Option<String>,
+    #[serde(default)]
+    pub exit_code: Option<i32>,
+    /// Last lines of output of a failed step.
+    #[serde(default)]
+    pub output_tail: Option<String>,
+    pub wall_s: f64,
+    pub user_s: f64,
+    pub sys_s: f64,
+    #[serde(default)]
+    pub max_rss_kib: Option<u64>,
+    pub io: Option<StepIo>,
+    /// Machine-wide /proc/pressure/io "some" stall during the step, seconds.
+    pub io_pressure_s: Option<f64>,
+    #[serde(default)]
+    pub io_pressure_full_s: Option<f64>,
+    /// Block-I/O delay of the step's tasks (delay accounting), seconds.
+    #[serde(default)]
+    pub blkio_delay_s: Option<f64>,
+    /// Signals that could not be collected, with the reason.
+    #[serde(default)]
+    pub unavailable: Vec<String>,
+    pub bound: Bound,
+    /// One sentence with the figures behind the verdict.
+    pub why: String,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct StepIo {
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    pub syscr: u64,
+    pub syscw: u64,
+    #[serde(default)]
+    pub rchar: u64,
+    #[serde(default)]
+    pub wchar: u64,
+    #[serde(default)]
+    pub cancelled_write_bytes: u64,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct CpuReference {
+    /// Fixed work units per second on one thread.
+    pub single_thread_ops_s: f64,
+    /// The same work spread over `threads` threads, units per second in total.
+    pub all_threads_ops_s: f64,
+    pub threads: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn column_ids_round_trip() {
+        for c in ColumnId::ALL {
+            assert_eq!(ColumnId::parse(c.as_str()), Some(c));
+            let json = serde_json::to_string(&c).unwrap();
+            assert_eq!(json, format!("\"{}\"", c.as_str()));
+        }
+        assert_eq!(ColumnId::parse("seq_read"), None);
+    }
+
+    #[test]
+    fn storage_classes_round_trip() {
+        for c in StorageClass::ALL {
+            assert_eq!(StorageClass::parse(c.as_str()), Some(c));
+            let json = serde_json::to_string(&c).unwrap();
+            assert_eq!(json, format!("\"{}\"", c.as_str()));
+        }
+    }
+}
