@@ -5,6 +5,7 @@
 
 pub mod cancel;
 pub mod error;
+pub mod job;
 pub mod machine;
 pub mod record;
 pub mod results;
