@@ -7,6 +7,8 @@
 
 pub mod blockdev;
 pub mod class;
+#[cfg(test)]
+mod fixture_tests;
 pub mod mountinfo;
 pub mod runner;
 pub mod storage;

@@ -98,10 +98,12 @@ fn is_github_hosted(view: &SysView) -> bool {
 /// On a GitHub-hosted runner the runner name ("GitHub Actions 12") says nothing; the image
 /// and the architecture name the kind of machine. Elsewhere the runner's own name does.
 fn ci_label(view: &SysView, arch: &str) -> Option<String> {
-    if is_github_hosted(view)
-        && let Some(image) = view.env("ImageOS")
-    {
-        return Some(format!("github-{image}-{arch}"));
+    if is_github_hosted(view) {
+        // Job containers do not inherit ImageOS.
+        return Some(match view.env("ImageOS") {
+            Some(image) => format!("github-{image}-{arch}"),
+            None => format!("github-hosted-{arch}"),
+        });
     }
     view.env("RUNNER_NAME").map(str::to_string)
 }
@@ -433,15 +435,15 @@ fn cpu_model(view: &SysView, ev: &mut Vec<String>) -> String {
 }
 
 fn os_name(view: &SysView, ev: &mut Vec<String>) -> String {
-    let text = match view
-        .read("/etc/os-release")
-        .or_else(|_| view.read("/usr/lib/os-release"))
-    {
+    let text = match view.read("/etc/os-release") {
         Ok(t) => t,
-        Err(why) => {
-            ev.push(format!("os: {why}"));
-            return "unknown".into();
-        }
+        Err(why) => match view.read("/usr/lib/os-release") {
+            Ok(t) => t,
+            Err(_) => {
+                ev.push(format!("os: {why} (nor /usr/lib/os-release)"));
+                return "unknown".into();
+            }
+        },
     };
     let value = |key: &str| {
         text.lines()
