@@ -190,8 +190,18 @@ fn transport(view: &SysView, dir: &str, name: &str) -> Option<String> {
             return Some(t.into());
         }
     }
-    // NVMe controllers say how they are reached: pcie, tcp, rdma, fc, loop.
-    if let Some(t) = view.attr(&format!("{dir}/device/transport")) {
+    // NVMe controllers say how they are reached: pcie, tcp, rdma, fc, loop. With native
+    // multipath the namespace hangs off an nvme-subsystem that links to its controllers.
+    let controller_transport = view.attr(&format!("{dir}/device/transport")).or_else(|| {
+        view.list(&format!("{dir}/device"))
+            .iter()
+            .filter(|n| {
+                n.strip_prefix("nvme")
+                    .is_some_and(|k| k.parse::<u32>().is_ok())
+            })
+            .find_map(|c| view.attr(&format!("{dir}/device/{c}/transport")))
+    });
+    if let Some(t) = controller_transport {
         return Some(match t.as_str() {
             "pcie" => "nvme".into(),
             other => format!("nvme-{other}"),
@@ -266,6 +276,31 @@ fn azure_role(view: &SysView, dir: &str) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::symlink;
+
+    #[test]
+    fn multipath_namespace_takes_its_controllers_transport() {
+        let root = tempfile::tempdir().unwrap();
+        let r = root.path();
+        let sub = r.join("sys/devices/virtual/nvme-subsystem/nvme-subsys0");
+        let ctrl = r.join("sys/devices/virtual/nvme-fabrics/ctl/nvme0");
+        std::fs::create_dir_all(sub.join("nvme0n1")).unwrap();
+        std::fs::create_dir_all(&ctrl).unwrap();
+        std::fs::create_dir_all(r.join("sys/dev/block")).unwrap();
+        std::fs::write(ctrl.join("transport"), "tcp\n").unwrap();
+        std::fs::write(sub.join("model"), "Linux\n").unwrap();
+        symlink("../../nvme-fabrics/ctl/nvme0", sub.join("nvme0")).unwrap();
+        symlink("../../nvme-subsys0", sub.join("nvme0n1/device")).unwrap();
+        symlink(
+            "../../devices/virtual/nvme-subsystem/nvme-subsys0/nvme0n1",
+            r.join("sys/dev/block/259:0"),
+        )
+        .unwrap();
+        let c = chain(&SysView::fixture(r), 259, 0);
+        assert_eq!(c.disks.len(), 1, "{:?}", c.notes);
+        assert_eq!(c.disks[0].device.transport.as_deref(), Some("nvme-tcp"));
+        assert_eq!(c.disks[0].device.model.as_deref(), Some("Linux"));
+    }
 
     #[test]
     fn scheduler_in_brackets_is_the_active_one() {

@@ -98,6 +98,8 @@ fn ebs_root_mounted_nobarrier_is_flagged() {
         s.devices[1].model.as_deref(),
         Some("Amazon Elastic Block Store")
     );
+    // Through the nvme-subsystem (native multipath) to the controller's transport.
+    assert_eq!(s.devices[1].transport.as_deref(), Some("nvme"));
     assert_eq!(s.class, StorageClass::Ebs);
     assert!(has(
         &s.class_evidence,
