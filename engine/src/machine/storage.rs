@@ -131,22 +131,34 @@ fn overlay_upper<'a>(
     mounts: &'a [MountEntry],
     overlay: &MountEntry,
 ) -> Result<(String, &'a MountEntry), String> {
-    let Some(upper_dir) = overlay.super_option("upperdir") else {
-        return Err(format!(
-            "overlay at {} has no upperdir (read-only overlay)",
-            overlay.mount_point
-        ));
-    };
-    match mountinfo::find(mounts, &upper_dir) {
-        // The upper dir is named as the mounting namespace saw it; from inside a container
-        // it usually resolves back to the overlay itself or another overlay.
-        Some(m) if m.fstype != "overlay" => Ok((upper_dir, m)),
-        _ => Err(format!(
-            "overlay at {}: its upperdir {upper_dir} is not visible from this mount namespace \
-             (typical inside a container), so the disk that takes the writes is unknown",
-            overlay.mount_point
-        )),
+    let mut current = overlay.clone();
+    // An upper dir may itself sit on another overlay; follow a few levels.
+    for _ in 0..4 {
+        let Some(upper_dir) = current.super_option("upperdir") else {
+            return Err(format!(
+                "overlay at {} has no upperdir (read-only overlay)",
+                current.mount_point
+            ));
+        };
+        match mountinfo::find(mounts, &upper_dir) {
+            Some(m) if m.fstype != "overlay" => return Ok((upper_dir, m)),
+            // The upper dir is named as the mounting namespace saw it; from inside a
+            // container it usually resolves back to the overlay itself.
+            Some(m) if m.mount_point != current.mount_point => current = m.clone(),
+            _ => {
+                return Err(format!(
+                    "overlay at {}: its upperdir {upper_dir} is not visible from this mount \
+                     namespace (typical inside a container), so the disk that takes the writes \
+                     is unknown",
+                    current.mount_point
+                ));
+            }
+        }
     }
+    Err(format!(
+        "overlay at {}: overlays nested too deep to follow",
+        overlay.mount_point
+    ))
 }
 
 struct Verdict {
@@ -289,4 +301,41 @@ fn statvfs(dir: &str) -> Result<(u64, u64), String> {
     #[allow(clippy::unnecessary_cast)]
     let (frsize, avail, blocks) = (st.f_frsize as u64, st.f_bavail as u64, st.f_blocks as u64);
     Ok((avail * frsize, blocks * frsize))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nested_overlays_are_followed_to_a_real_filesystem() {
+        let (mounts, _) = mountinfo::parse(
+            "1 0 8:1 / / rw - ext4 /dev/sda1 rw\n\
+             2 1 8:2 / /data rw - xfs /dev/sda2 rw,nobarrier\n\
+             3 1 0:40 / /b rw - overlay overlay rw,lowerdir=/l,upperdir=/data/up,workdir=/data/wk\n\
+             4 1 0:41 / /a rw - overlay overlay rw,lowerdir=/l2,upperdir=/b/up,workdir=/b/wk\n",
+        );
+        let a = mountinfo::find(&mounts, "/a/x").unwrap();
+        let (dir, upper) = overlay_upper(&mounts, a).unwrap();
+        assert_eq!(
+            (dir.as_str(), upper.mount_point.as_str()),
+            ("/data/up", "/data")
+        );
+        let mut flags = Vec::new();
+        push_fsync_flags(&mut flags, upper, "upper: ");
+        assert_eq!(flags.len(), 1);
+        assert!(flags[0].starts_with("upper: nobarrier"));
+    }
+
+    #[test]
+    fn an_overlay_whose_upper_resolves_to_itself_is_not_followed() {
+        let (mounts, _) = mountinfo::parse(
+            "1 0 0:40 / / rw - overlay overlay rw,lowerdir=/l,upperdir=/var/lib/docker/o/diff,workdir=/w\n",
+        );
+        let err = overlay_upper(&mounts, &mounts[0]).unwrap_err();
+        assert!(
+            err.contains("not visible from this mount namespace"),
+            "{err}"
+        );
+    }
 }
