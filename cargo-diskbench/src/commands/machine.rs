@@ -110,17 +110,13 @@ fn render(runner: &Runner, storage: &Storage) -> String {
     if let (Some(free), Some(total)) = (storage.free_bytes, storage.total_bytes) {
         rows.push(("space", format!("{} free of {}", size(free), size(total))));
     }
-    let chain = if storage.devices.is_empty() {
-        "none".to_string()
-    } else {
-        storage
-            .devices
-            .iter()
-            .map(describe)
-            .collect::<Vec<_>>()
-            .join(" -> ")
-    };
-    rows.push(("device chain", chain));
+    let tree = device_tree(&storage.devices);
+    if tree.is_empty() {
+        rows.push(("device chain", "none".into()));
+    }
+    for (i, line) in tree.into_iter().enumerate() {
+        rows.push((if i == 0 { "device chain" } else { "" }, line));
+    }
     rows.push(("class", storage.class.to_string()));
     for e in &storage.class_evidence {
         rows.push(("evidence", e.clone()));
@@ -131,8 +127,15 @@ fn render(runner: &Runner, storage: &Storage) -> String {
     for f in &storage.fsync_flags {
         rows.push(("fsync flags", f.clone()));
     }
+    // A reason already given as class evidence is not repeated as a note.
     for n in &storage.notes {
-        rows.push(("note", n.clone()));
+        if !storage
+            .class_evidence
+            .iter()
+            .any(|e| e.contains(n.as_str()))
+        {
+            rows.push(("note", n.clone()));
+        }
     }
     section(&mut out, "storage", &rows);
     out
@@ -143,12 +146,41 @@ fn section(out: &mut String, title: &str, rows: &[(&str, String)]) {
     out.push_str(title);
     out.push('\n');
     for (k, v) in rows {
-        out.push_str(&format!(
-            "  {:<width$}  {v}\n",
-            format!("{k}:"),
-            width = width + 1
-        ));
+        let key = if k.is_empty() {
+            String::new()
+        } else {
+            format!("{k}:")
+        };
+        out.push_str(&format!("  {key:<width$}  {v}\n", width = width + 1));
     }
+}
+
+/// The chain top first, each device indented under the one it belongs to.
+fn device_tree(devices: &[Device]) -> Vec<String> {
+    fn walk(
+        devices: &[Device],
+        d: &Device,
+        depth: usize,
+        seen: &mut Vec<String>,
+        out: &mut Vec<String>,
+    ) {
+        if seen.contains(&d.name) {
+            return;
+        }
+        seen.push(d.name.clone());
+        out.push(format!("{}{}", "  ".repeat(depth), describe(d)));
+        for m in &d.members {
+            if let Some(child) = devices.iter().find(|x| &x.name == m) {
+                walk(devices, child, depth + 1, seen, out);
+            }
+        }
+    }
+    let mut seen = Vec::new();
+    let mut out = Vec::new();
+    for d in devices {
+        walk(devices, d, 0, &mut seen, &mut out);
+    }
+    out
 }
 
 /// `vda (virtio, 256 GiB, mq-deadline)`, `md0 (md raid0 of nvme1n1+nvme2n1, 3.4 TiB)`.
@@ -172,8 +204,10 @@ fn describe(d: &Device) -> String {
     if d.rotational == Some(true) && d.transport.as_deref() != Some("partition") {
         facts.push("rotational".into());
     }
-    if let Some(s) = &d.scheduler {
-        facts.push(s.clone());
+    match d.scheduler.as_deref() {
+        Some("none") => facts.push("no scheduler".into()),
+        Some(s) => facts.push(s.to_string()),
+        None => {}
     }
     format!("{} ({})", d.name, facts.join(", "))
 }
@@ -216,6 +250,20 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(describe(&md), "md0 (md raid0 of nvme1n1+nvme2n1)");
+        let leaf = |n: &str| Device {
+            name: n.into(),
+            transport: Some("nvme".into()),
+            ..Default::default()
+        };
+        let tree = device_tree(&[md, leaf("nvme1n1"), leaf("nvme2n1")]);
+        assert_eq!(
+            tree,
+            [
+                "md0 (md raid0 of nvme1n1+nvme2n1)",
+                "  nvme1n1 (nvme)",
+                "  nvme2n1 (nvme)"
+            ]
+        );
         assert_eq!(size(1536 << 20), "1.5 GiB");
         assert_eq!(size(512), "512 B");
     }
