@@ -325,7 +325,18 @@ fn missing_files_give_unknown_with_reasons() {
 #[test]
 fn an_empty_view_is_unknown_everywhere_and_does_not_panic() {
     let empty = tempfile::tempdir().unwrap();
+    // A path that exists but cannot be read as a file (as root, permissions do not stop us).
+    std::fs::create_dir_all(empty.path().join("proc/cpuinfo")).unwrap();
     let (runner, s) = detect_in(&SysView::fixture(empty.path()), "/work", Some("given"));
+    assert_eq!(runner.cpu_model, "unknown");
+    assert!(
+        has(
+            &runner.evidence,
+            "cannot read /proc/cpuinfo: Is a directory"
+        ),
+        "{:?}",
+        runner.evidence
+    );
     assert_eq!(runner.label, "given");
     assert_eq!(s.class, StorageClass::Unknown);
     assert!(s.fstype.is_empty());
