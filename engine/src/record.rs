@@ -256,6 +256,10 @@ pub struct Storage {
     pub fstype: String,
     pub mount_source: String,
     pub mount_options: String,
+    /// The directory of the source filesystem mounted at the mount point, when it is not its
+    /// root: a bind mount (e.g. a container's workspace) or a btrfs subvolume.
+    #[serde(default)]
+    pub mount_root: Option<String>,
     /// For overlayfs: the filesystem that really takes the writes.
     #[serde(default)]
     pub overlay_upper: Option<Mount>,
