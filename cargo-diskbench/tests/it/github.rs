@@ -625,3 +625,183 @@ fn the_benchmark_workflow_publishes_even_when_a_runner_fails() {
     );
     assert!(wf.contains("pages: write") && wf.contains("id-token: write"));
 }
+
+// ---------------------------------------------------------------------------------------------
+// The data branch
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .current_dir(dir)
+        .args([
+            "-c",
+            "user.name=test",
+            "-c",
+            "user.email=test@example.invalid",
+        ])
+        .args([
+            "-c",
+            "init.defaultBranch=main",
+            "-c",
+            "advice.detachedHead=false",
+        ])
+        .args(args)
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?} in {}: {}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The merge job's script against a local remote: the first publication creates the data
+/// branch; a second one races with another run that pushes between our fetch and our push
+/// (a pre-push hook does it), so our push is refused, and the retry must keep both runs'
+/// records.
+#[test]
+fn publishing_to_the_data_branch_survives_a_concurrent_push() {
+    let tmp = tempfile::tempdir().unwrap();
+    let origin = tmp.path().join("origin.git");
+    let work = tmp.path().join("work");
+    let other = tmp.path().join("other");
+    fs::create_dir_all(&origin).unwrap();
+    git(&origin, &["init", "--quiet", "--bare"]);
+    git(
+        tmp.path(),
+        &["clone", "--quiet", origin.to_str().unwrap(), "work"],
+    );
+    fs::write(work.join("README.md"), "code\n").unwrap();
+    git(&work, &["add", "README.md"]);
+    git(&work, &["commit", "--quiet", "-m", "code"]);
+    git(
+        &work,
+        &["push", "--quiet", "origin", "HEAD:refs/heads/main"],
+    );
+
+    let script = common::repo_root().join(".github/scripts/publish-records.sh");
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_cargo-diskbench"))
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let publish = |artifacts: &Path, expect: &str| {
+        let out = std::process::Command::new("bash")
+            .arg(&script)
+            .arg(artifacts)
+            .arg(expect)
+            .current_dir(&work)
+            .env("PATH", &path)
+            .env("RETRY_DELAY_S", "0")
+            .env("OTHER", &other)
+            .env("MARKER", tmp.path().join("raced"))
+            .env_remove("GITHUB_STEP_SUMMARY")
+            .env_remove("GITHUB_ACTIONS")
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "{text}");
+        text
+    };
+    let on_data_branch = || -> Vec<String> {
+        let listing = git(
+            &origin,
+            &["ls-tree", "-r", "--name-only", "refs/heads/data"],
+        );
+        listing.lines().map(String::from).collect()
+    };
+
+    // First publication: the branch does not exist yet.
+    let first = normal_record("ubuntu-24.04", "1111111111111111", "2026-11-23T10:00:00Z");
+    write_json(&tmp.path().join("run1/a/record.json"), &first, true);
+    let text = publish(&tmp.path().join("run1"), "ubuntu-24.04,ubuntu-24.04-arm");
+    assert!(text.contains("missing    ubuntu-24.04-arm"), "{text}");
+    let first_name = format!("results/{}", file_name(&first));
+    assert_eq!(
+        on_data_branch(),
+        vec!["README.md".to_string(), first_name.clone()]
+    );
+    // The data branch shares no history with the code.
+    assert_eq!(
+        git(&origin, &["rev-list", "--count", "refs/heads/data"]).trim(),
+        "1"
+    );
+
+    // Another run's publication lands between our fetch and our push.
+    git(
+        tmp.path(),
+        &[
+            "clone",
+            "--quiet",
+            "--branch",
+            "data",
+            origin.to_str().unwrap(),
+            "other",
+        ],
+    );
+    let theirs = normal_record("ubuntu-22.04", "2222222222222222", "2026-11-30T09:00:00Z");
+    write_json(
+        &other.join("results").join(file_name(&theirs)),
+        &theirs,
+        true,
+    );
+    git(&other, &["add", "results"]);
+    git(&other, &["commit", "--quiet", "-m", "their run"]);
+    let hook = work.join(".git/hooks/pre-push");
+    fs::write(
+        &hook,
+        "#!/bin/sh\n\
+         if [ ! -e \"$MARKER\" ]; then\n\
+           touch \"$MARKER\"\n\
+           env -u GIT_DIR -u GIT_WORK_TREE -u GIT_INDEX_FILE git -C \"$OTHER\" push --quiet origin data\n\
+         fi\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(&hook, fs::Permissions::from_mode(0o755)).unwrap();
+
+    let ours = normal_record("ubuntu-24.04", "3333333333333333", "2026-11-30T10:00:00Z");
+    write_json(&tmp.path().join("run2/a/record.json"), &ours, true);
+    // The earlier record again, as a re-downloaded artifact: skipped, not added twice.
+    write_json(&tmp.path().join("run2/b/record.json"), &first, false);
+    let text = publish(&tmp.path().join("run2"), "");
+    assert!(tmp.path().join("raced").exists(), "the race happened");
+    assert!(text.contains("refused (attempt 1 of 5)"), "{text}");
+    let mut expected = vec![
+        "README.md".to_string(),
+        first_name,
+        format!("results/{}", file_name(&theirs)),
+        format!("results/{}", file_name(&ours)),
+    ];
+    expected.sort();
+    assert_eq!(on_data_branch(), expected);
+    // Byte for byte what the runner uploaded.
+    let stored = git(
+        &origin,
+        &[
+            "show",
+            &format!("refs/heads/data:results/{}", file_name(&ours)),
+        ],
+    );
+    assert_eq!(
+        stored.as_bytes(),
+        fs::read(tmp.path().join("run2/a/record.json")).unwrap()
+    );
+
+    // Nothing new: no empty commit.
+    let before = git(&origin, &["rev-parse", "refs/heads/data"]);
+    let text = publish(&tmp.path().join("run2"), "");
+    assert!(text.contains("nothing new"), "{text}");
+    assert_eq!(git(&origin, &["rev-parse", "refs/heads/data"]), before);
+}
