@@ -108,6 +108,15 @@ fn machine_section(out: &mut String, record: &Record) {
     if !on.is_empty() {
         let _ = write!(storage, ": {}", on.join(" "));
     }
+    if let Some(upper) = &s.overlay_upper {
+        let _ = write!(
+            storage,
+            "; writes land on {} {} at {}",
+            escape(&upper.fstype),
+            escape(&upper.mount_source),
+            escape(&upper.path)
+        );
+    }
     if let Some(device) = &s.device {
         let mut facts = Vec::new();
         for fact in [&device.transport, &device.model].into_iter().flatten() {

@@ -215,6 +215,14 @@ fn fallback_record() -> Record {
     r.runner.arch = "arm64".into();
     r.runner.cpu_model = "Neoverse-N2".into();
     r.runner.in_container = true;
+    r.storage.fstype = "overlay".into();
+    r.storage.mount_source = "overlay".into();
+    r.storage.overlay_upper = Some(Mount {
+        path: "/var/lib/docker/overlay2/3f2a/diff".into(),
+        fstype: "ext4".into(),
+        mount_source: "/dev/sda1".into(),
+        mount_options: "rw,relatime,nobarrier".into(),
+    });
     r.storage.fsync_flags = vec!["nobarrier".into()];
     r.storage.notes = vec!["/sys/block/sda/device/model: permission denied".into()];
     for t in &mut r.tests {
