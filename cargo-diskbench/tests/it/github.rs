@@ -655,6 +655,8 @@ fn git(dir: &Path, args: &[&str]) -> String {
         .args(args)
         .env_remove("GIT_DIR")
         .env_remove("GIT_WORK_TREE")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
         .output()
         .expect("git runs");
     assert!(
@@ -708,6 +710,10 @@ fn publishing_to_the_data_branch_survives_a_concurrent_push() {
             .current_dir(&work)
             .env("PATH", &path)
             .env("RETRY_DELAY_S", "0")
+            // The machine's git configuration (a global core.hooksPath, say) must not
+            // change what this test does.
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("OTHER", &other)
             .env("MARKER", tmp.path().join("raced"))
             .env_remove("GITHUB_STEP_SUMMARY")
