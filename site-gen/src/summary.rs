@@ -361,23 +361,25 @@ fn footer(out: &mut String, record: &Record) {
 
 /// A latency with three significant figures in the unit that suits it.
 pub fn format_ns(ns: u64) -> String {
-    let ns_f = ns as f64;
-    let (value, unit) = if ns < 1_000 {
+    if ns < 1_000 {
         return format!("{ns} ns");
-    } else if ns < 1_000_000 {
-        (ns_f / 1e3, "µs")
-    } else if ns < 1_000_000_000 {
-        (ns_f / 1e6, "ms")
-    } else {
-        (ns_f / 1e9, "s")
-    };
-    format!("{} {unit}", three_figures(value))
+    }
+    const UNITS: [(f64, &str); 3] = [(1e3, "µs"), (1e6, "ms"), (1e9, "s")];
+    for (i, (scale, unit)) in UNITS.iter().enumerate() {
+        let value = ns as f64 / scale;
+        // 999_960 ns is "1.00 ms", not "1000 µs".
+        if three_figures(value).parse::<f64>().unwrap_or(0.0) < 1000.0 || i == UNITS.len() - 1 {
+            return format!("{} {unit}", three_figures(value));
+        }
+    }
+    unreachable!("the last unit always returns")
 }
 
 fn three_figures(value: f64) -> String {
-    if value >= 100.0 {
+    // Decide the decimals on the rounded value, so 9.996 is "10.0", not "10.00".
+    if format!("{value:.1}").parse::<f64>().unwrap_or(0.0) >= 100.0 {
         format!("{value:.0}")
-    } else if value >= 10.0 {
+    } else if format!("{value:.2}").parse::<f64>().unwrap_or(0.0) >= 10.0 {
         format!("{value:.1}")
     } else {
         format!("{value:.2}")
@@ -468,6 +470,9 @@ mod tests {
         assert_eq!(format_ns(85_300), "85.3 µs");
         assert_eq!(format_ns(1_234_567), "1.23 ms");
         assert_eq!(format_ns(2_500_000_000), "2.50 s");
+        assert_eq!(format_ns(999_960), "1.00 ms");
+        assert_eq!(format_ns(9_996), "10.0 µs");
+        assert_eq!(format_ns(99_960), "100 µs");
         assert_eq!(format_count(1234567.4), "1,234,567");
         assert_eq!(format_count(999.6), "1,000");
         assert_eq!(format_count(12.0), "12");
