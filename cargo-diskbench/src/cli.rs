@@ -39,6 +39,8 @@ pub enum Command {
     Import(commands::import::ImportArgs),
     /// Print what the tool detects about this machine and its storage
     Machine(commands::machine::MachineArgs),
+    /// Add downloaded records (CI artifacts) to a results folder; never overwrites
+    Merge(commands::merge::MergeArgs),
 }
 
 /// Insert the `diskbench` word when the binary is run directly as `cargo-diskbench ...`.
@@ -60,6 +62,7 @@ pub fn dispatch(cli: Cargo) -> Result<()> {
         Some(Command::Site(a)) => commands::site::exec(a),
         Some(Command::Import(a)) => commands::import::exec(a),
         Some(Command::Machine(a)) => commands::machine::exec(a),
+        Some(Command::Merge(a)) => commands::merge::exec(a),
     }
 }
 

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 
 pub mod import;
+pub mod merge;
 pub mod summary;
 // SITE-MODULES (the site's modules are declared below this line)
 

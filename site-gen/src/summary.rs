@@ -1,8 +1,484 @@
-//! The Markdown summary of one run (GitHub's job summary, `--markdown FILE`).
+//! The Markdown summary of one run: GitHub's job summary (`$GITHUB_STEP_SUMMARY`) and
+//! `--markdown FILE`.
+//!
+//! Every string that comes from the record goes through [`escape`]: a runner label such as
+//! `a|b` or `<script>` must neither break a table nor reach the page as HTML. GitHub sanitises
+//! job summaries too, but a summary is also a file people paste elsewhere.
 
-use engine::record::Record;
+use std::fmt::Write as _;
 
-/// Placeholder until the GitHub issue lands.
+use engine::record::{ColumnId, Headline, Record, StepResult, StepStatus, TestResult};
+
+/// How many storage-class evidence lines the summary quotes (the record keeps them all).
+const EVIDENCE_SHOWN: usize = 3;
+
+/// The whole summary of `record`, ending in a newline.
 pub fn markdown(record: &Record) -> String {
-    format!("## cargo-diskbench: {}\n", record.runner.label)
+    let mut out = String::new();
+    let label = escape(&record.runner.label);
+    let _ = writeln!(out, "## cargo-diskbench: {label}\n");
+    machine_section(&mut out, record);
+    columns_section(&mut out, record);
+    steps_section(&mut out, record);
+    warnings_section(&mut out, record);
+    footer(&mut out, record);
+    out
+}
+
+/// Make `text` literal inside Markdown, table cells included: HTML is neutralised, the
+/// characters that start emphasis, links, code or cells are backslash-escaped, and line
+/// breaks become spaces (a newline would end the table row).
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for ch in text.chars() {
+        match ch {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '\\' | '`' | '*' | '_' | '[' | ']' | '|' | '~' | '#' | '!' => {
+                out.push('\\');
+                out.push(ch);
+            }
+            '\r' | '\n' | '\t' => out.push(' '),
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn machine_section(out: &mut String, record: &Record) {
+    let r = &record.runner;
+    let mut machine = Vec::new();
+    if !r.arch.is_empty() {
+        machine.push(escape(&r.arch));
+    }
+    if r.vcpus > 0 {
+        machine.push(format!(
+            "{} vCPU{}",
+            r.vcpus,
+            if r.vcpus == 1 { "" } else { "s" }
+        ));
+    }
+    if r.memory_gib > 0.0 {
+        machine.push(format!("{:.1} GiB memory", r.memory_gib));
+    }
+    for text in [&r.cpu_model, &r.os] {
+        if !text.is_empty() {
+            machine.push(escape(text));
+        }
+    }
+    if !r.kernel.is_empty() {
+        machine.push(format!("kernel {}", escape(&r.kernel)));
+    }
+    if let Some(instance) = &r.instance_type {
+        machine.push(escape(instance));
+    }
+    if let Some(provider) = &r.provider {
+        machine.push(escape(provider));
+    }
+    if let Some(image) = r.ci.as_ref().and_then(|ci| ci.image.as_ref()) {
+        machine.push(format!("image {}", escape(image)));
+    }
+    if let Some(variant) = &r.variant {
+        machine.push(escape(variant));
+    }
+    if r.in_container {
+        machine.push("in a container".into());
+    }
+    let machine = if machine.is_empty() {
+        "not detected".to_string()
+    } else {
+        machine.join(" · ")
+    };
+    let _ = writeln!(out, "**Machine:** {machine}  ");
+
+    let s = &record.storage;
+    let mut storage = format!("{} (`{}`)", s.class.title(), s.class.as_str());
+    let mut on = Vec::new();
+    if !s.fstype.is_empty() {
+        on.push(escape(&s.fstype));
+    }
+    if !s.mount_source.is_empty() {
+        on.push(format!("on {}", escape(&s.mount_source)));
+    }
+    if !s.path.is_empty() {
+        on.push(format!("at {}", escape(&s.path)));
+    }
+    if !on.is_empty() {
+        let _ = write!(storage, ": {}", on.join(" "));
+    }
+    if let Some(upper) = &s.overlay_upper {
+        let _ = write!(
+            storage,
+            "; writes land on {} {} at {}",
+            escape(&upper.fstype),
+            escape(&upper.mount_source),
+            escape(&upper.path)
+        );
+    }
+    if let Some(device) = &s.device {
+        let mut facts = Vec::new();
+        for fact in [&device.transport, &device.model].into_iter().flatten() {
+            facts.push(escape(fact));
+        }
+        match device.rotational {
+            Some(true) => facts.push("rotational".into()),
+            Some(false) => facts.push("non-rotational".into()),
+            None => {}
+        }
+        if facts.is_empty() {
+            let _ = write!(storage, "; device {}", escape(&device.name));
+        } else {
+            let _ = write!(
+                storage,
+                "; device {} ({})",
+                escape(&device.name),
+                facts.join(", ")
+            );
+        }
+    }
+    let _ = writeln!(out, "**Storage:** {storage}  ");
+    let evidence: Vec<String> = s
+        .class_evidence
+        .iter()
+        .take(EVIDENCE_SHOWN)
+        .map(|e| escape(e))
+        .collect();
+    if evidence.is_empty() {
+        let _ = writeln!(out, "**Why this class:** no evidence recorded");
+    } else {
+        let more = s.class_evidence.len() - evidence.len();
+        let more = if more > 0 {
+            format!(" (and {more} more in the record)")
+        } else {
+            String::new()
+        };
+        let _ = writeln!(out, "**Why this class:** {}{more}", evidence.join("; "));
+    }
+    out.push('\n');
+}
+
+fn columns_section(out: &mut String, record: &Record) {
+    out.push_str("### Disk\n\n");
+    if record.tests.is_empty() {
+        out.push_str("No disk test ran.\n\n");
+        return;
+    }
+    out.push_str("| Column | Result | p99 latency | Engine |\n|---|---:|---:|---|\n");
+    // The six columns in the site's order, then anything else (fio-syntax jobs) as recorded.
+    let columns = ColumnId::ALL
+        .into_iter()
+        .filter_map(|c| record.test(c).map(|t| (Some(c), t)));
+    let others = record
+        .tests
+        .iter()
+        .filter(|t| t.column().is_none())
+        .map(|t| (None, t));
+    for (column, test) in columns.chain(others) {
+        let name = match column {
+            Some(c) => format!("{} (`{}`)", c.title(), c.as_str()),
+            None => escape(&test.id),
+        };
+        let _ = writeln!(
+            out,
+            "| {name} | {} | {} | {} |",
+            result_cell(column, test),
+            test.p99_ns().map(format_ns).unwrap_or_else(|| "–".into()),
+            engine_cell(test)
+        );
+    }
+    out.push('\n');
+}
+
+fn result_cell(column: Option<ColumnId>, test: &TestResult) -> String {
+    let Some(stats) = test.main_direction() else {
+        return "no figures".into();
+    };
+    match column.map(ColumnId::headline) {
+        Some(Headline::MibPerSecond) => format!("{} MiB/s", format_mib_s(stats.mib_s)),
+        Some(Headline::Iops) => format!("{} IOPS", format_count(stats.iops)),
+        None => format!(
+            "{} IOPS, {} MiB/s",
+            format_count(stats.iops),
+            format_mib_s(stats.mib_s)
+        ),
+    }
+}
+
+fn engine_cell(test: &TestResult) -> String {
+    let mut cell = escape(&test.engine.used);
+    cell.push_str(if test.engine.direct {
+        ", O_DIRECT"
+    } else {
+        ", buffered"
+    });
+    if test.engine.fallback.is_some() {
+        cell.push_str(" (fallback)");
+    }
+    cell
+}
+
+fn steps_section(out: &mut String, record: &Record) {
+    out.push_str("### Build steps\n\n");
+    if record.steps.is_empty() {
+        out.push_str("No build step ran.\n\n");
+        return;
+    }
+    out.push_str("| Step | Status | Wall time | Bound by | Why |\n|---|---|---:|---|---|\n");
+    for step in &record.steps {
+        let (status, wall, bound, why) = match step.status {
+            StepStatus::Ok => (
+                "ok".to_string(),
+                format_s(step.wall_s),
+                step.bound.as_str().to_string(),
+                escape(&step.why),
+            ),
+            StepStatus::Failed => (
+                match step.exit_code {
+                    Some(code) => format!("failed (exit {code})"),
+                    None => "failed".into(),
+                },
+                format_s(step.wall_s),
+                "–".into(),
+                escape(step.reason.as_deref().unwrap_or(&step.why)),
+            ),
+            StepStatus::Skipped => (
+                "skipped".into(),
+                "–".into(),
+                "–".into(),
+                escape(step.reason.as_deref().unwrap_or("no reason recorded")),
+            ),
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {status} | {wall} | {bound} | {why} |",
+            step_name(step)
+        );
+    }
+    out.push('\n');
+}
+
+/// The step's human name; its id when it has none.
+fn step_name(step: &StepResult) -> String {
+    if step.name.trim().is_empty() {
+        escape(&step.id)
+    } else {
+        escape(&step.name)
+    }
+}
+
+/// Everything that makes a figure mean less than it seems, one line each. Identical notes
+/// of several columns (say, buffered I/O on tmpfs) are said once, naming the columns.
+fn warnings(record: &Record) -> Vec<String> {
+    let mut grouped: Vec<(String, Vec<String>)> = Vec::new();
+    let mut add =
+        |message: String, test_id: &str| match grouped.iter_mut().find(|(m, _)| *m == message) {
+            Some((_, ids)) => ids.push(escape(test_id)),
+            None => grouped.push((message, vec![escape(test_id)])),
+        };
+    for test in &record.tests {
+        if let Some(fallback) = &test.engine.fallback {
+            add(format!("engine fallback: {}", escape(fallback)), &test.id);
+        }
+        if !test.engine.direct {
+            add(
+                "buffered I/O (O_DIRECT was not in effect): reads may have been served \
+                 from the page cache and writes absorbed by it"
+                    .into(),
+                &test.id,
+            );
+        }
+        for note in &test.notes {
+            add(escape(note), &test.id);
+        }
+    }
+    let mut lines: Vec<String> = grouped
+        .into_iter()
+        .map(|(message, ids)| format!("{}: {message}", ids.join(", ")))
+        .collect();
+
+    let s = &record.storage;
+    if !s.fsync_flags.is_empty() {
+        let flags: Vec<String> = s.fsync_flags.iter().map(|f| escape(f)).collect();
+        lines.push(format!(
+            "mount options change what fdatasync costs: {} (the synced-write figures are \
+             not comparable with a default mount)",
+            flags.join(", ")
+        ));
+    }
+    for note in &s.notes {
+        lines.push(format!("storage: {}", escape(note)));
+    }
+    for step in &record.steps {
+        let reason = step
+            .reason
+            .as_deref()
+            .map(|r| format!(": {}", escape(r)))
+            .unwrap_or_default();
+        match step.status {
+            StepStatus::Skipped => lines.push(format!("step {} skipped{reason}", step_name(step))),
+            StepStatus::Failed => lines.push(format!("step {} failed{reason}", step_name(step))),
+            StepStatus::Ok => {}
+        }
+        for gap in &step.unavailable {
+            lines.push(format!("step {}: {}", step_name(step), escape(gap)));
+        }
+    }
+    lines.extend(record.notes.iter().map(|n| escape(n)));
+    lines
+}
+
+fn warnings_section(out: &mut String, record: &Record) {
+    out.push_str("### Fallbacks and warnings\n\n");
+    let lines = warnings(record);
+    if lines.is_empty() {
+        out.push_str("None: every column ran as asked, with O_DIRECT.\n\n");
+        return;
+    }
+    for line in lines {
+        let _ = writeln!(out, "- {line}");
+    }
+    out.push('\n');
+}
+
+fn footer(out: &mut String, record: &Record) {
+    let s = &record.settings;
+    let _ = writeln!(
+        out,
+        "<sub>record {} · {} {} · {} s per column after {} s warm-up · {} test file · engine \
+         asked: {} · started {}</sub>",
+        escape(&record.id),
+        escape(&record.tool.name),
+        escape(&record.tool.version),
+        format_plain(s.runtime_s),
+        format_plain(s.ramp_s),
+        format_bytes(s.size),
+        escape(&s.engine),
+        escape(&record.started_at),
+    );
+}
+
+/// A latency with three significant figures in the unit that suits it.
+pub fn format_ns(ns: u64) -> String {
+    if ns < 1_000 {
+        return format!("{ns} ns");
+    }
+    const UNITS: [(f64, &str); 3] = [(1e3, "µs"), (1e6, "ms"), (1e9, "s")];
+    for (i, (scale, unit)) in UNITS.iter().enumerate() {
+        let value = ns as f64 / scale;
+        // 999_960 ns is "1.00 ms", not "1000 µs".
+        if three_figures(value).parse::<f64>().unwrap_or(0.0) < 1000.0 || i == UNITS.len() - 1 {
+            return format!("{} {unit}", three_figures(value));
+        }
+    }
+    unreachable!("the last unit always returns")
+}
+
+fn three_figures(value: f64) -> String {
+    // Decide the decimals on the rounded value, so 9.996 is "10.0", not "10.00".
+    if format!("{value:.1}").parse::<f64>().unwrap_or(0.0) >= 100.0 {
+        format!("{value:.0}")
+    } else if format!("{value:.2}").parse::<f64>().unwrap_or(0.0) >= 10.0 {
+        format!("{value:.1}")
+    } else {
+        format!("{value:.2}")
+    }
+}
+
+/// MiB/s: whole numbers with thousands separators from 100 up, else three figures.
+fn format_mib_s(mib_s: f64) -> String {
+    if mib_s >= 100.0 {
+        format_count(mib_s)
+    } else {
+        three_figures(mib_s)
+    }
+}
+
+/// A whole number with thousands separators: 12345.6 -> "12,346".
+fn format_count(value: f64) -> String {
+    let digits = format!("{:.0}", value.max(0.0));
+    let mut out = String::new();
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+fn format_s(seconds: f64) -> String {
+    if seconds >= 100.0 {
+        format!("{seconds:.0} s")
+    } else {
+        format!("{seconds:.1} s")
+    }
+}
+
+/// 5.0 -> "5", 0.5 -> "0.5".
+fn format_plain(value: f64) -> String {
+    let text = format!("{value:.3}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+fn format_bytes(bytes: u64) -> String {
+    const UNITS: [(u64, &str); 3] = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
+    for (size, unit) in UNITS {
+        if bytes >= size {
+            return format!("{} {unit}", format_plain(bytes as f64 / size as f64));
+        }
+    }
+    format!("{bytes} B")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escape_keeps_tables_and_html_intact() {
+        assert_eq!(escape("a|b"), "a\\|b");
+        assert_eq!(
+            escape("<script>alert(1)</script>"),
+            "&lt;script&gt;alert(1)&lt;/script&gt;"
+        );
+        assert_eq!(escape("[x](javascript:y)"), "\\[x\\](javascript:y)");
+        assert_eq!(escape("line\nbreak"), "line break");
+        assert_eq!(escape("io_uring"), "io\\_uring");
+    }
+
+    /// Rendered as GitHub does (GFM tables), an escaped cell stays one cell and stays text.
+    #[test]
+    fn escaped_text_renders_as_one_literal_cell() {
+        use pulldown_cmark::{Options, Parser, html};
+        let evil = "a|b <script>x</script> [l](javascript:y) *e* `c`\n| row |";
+        let table = format!("| A | B |\n|---|---|\n| {} | end |\n", escape(evil));
+        let mut out = String::new();
+        html::push_html(&mut out, Parser::new_ext(&table, Options::ENABLE_TABLES));
+        assert_eq!(out.matches("<td>").count(), 2, "{out}");
+        assert!(out.contains("<td>end</td>"), "{out}");
+        assert!(!out.contains("<script"), "{out}");
+        assert!(!out.contains("<a "), "{out}");
+        assert!(!out.contains("<em>"), "{out}");
+        assert!(!out.contains("<code>"), "{out}");
+    }
+
+    #[test]
+    fn numbers_read_well() {
+        assert_eq!(format_ns(850), "850 ns");
+        assert_eq!(format_ns(85_300), "85.3 µs");
+        assert_eq!(format_ns(1_234_567), "1.23 ms");
+        assert_eq!(format_ns(2_500_000_000), "2.50 s");
+        assert_eq!(format_ns(999_960), "1.00 ms");
+        assert_eq!(format_ns(9_996), "10.0 µs");
+        assert_eq!(format_ns(99_960), "100 µs");
+        assert_eq!(format_count(1234567.4), "1,234,567");
+        assert_eq!(format_count(999.6), "1,000");
+        assert_eq!(format_count(12.0), "12");
+        assert_eq!(format_mib_s(54.321), "54.3");
+        assert_eq!(format_bytes(1 << 30), "1 GiB");
+        assert_eq!(format_bytes(512 << 20), "512 MiB");
+        assert_eq!(format_plain(0.5), "0.5");
+    }
 }

@@ -3,6 +3,7 @@
 pub mod fio;
 pub mod import;
 pub mod machine;
+pub mod merge;
 pub mod run;
 pub mod site;
 pub mod steps;

@@ -1,1 +1,802 @@
-//! Integration tests: github.
+//! Integration tests: github. The job summary (snapshots), `cargo diskbench merge` as the
+//! benchmark workflow's merge job runs it, and the action/workflow files' shape.
+//!
+//! Snapshots are plain files under `tests/it/snapshots/`, compared exactly; run with
+//! `UPDATE_SNAPSHOTS=1` to rewrite them after an intended change, and review the diff.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use engine::record::*;
+use engine::results::file_name;
+use serde_json::{Value, json};
+
+use crate::common;
+
+// ---------------------------------------------------------------------------------------------
+// Hand-built records
+
+// Types without Default are built from JSON, so that fields other parts add later (always
+// `#[serde(default)]`) do not break these tests.
+
+fn column(c: ColumnId, iops: f64, p99_ns: u64, engine: &str) -> TestResult {
+    let (rw, bs, iodepth, numjobs, sync) = match c {
+        ColumnId::SeqRead => ("read", 1u64 << 20, 32, 1, "none"),
+        ColumnId::SeqWrite => ("write", 1 << 20, 32, 1, "none"),
+        ColumnId::RandRead => ("randread", 4096, 32, 4, "none"),
+        ColumnId::RandWrite => ("randwrite", 4096, 32, 4, "none"),
+        ColumnId::Qd1Read => ("randread", 4096, 1, 1, "none"),
+        ColumnId::SyncWrite => ("write", 4096, 1, 1, "fdatasync:1"),
+    };
+    let elapsed_s = 5.0;
+    let ios = (iops * elapsed_s) as u64;
+    let stats = json!({
+        "ios": ios,
+        "bytes": ios * bs,
+        "iops": iops,
+        "mib_s": iops * bs as f64 / 1048576.0,
+        "lat_ns": {
+            "min": p99_ns / 10, "mean": p99_ns / 3, "p50": p99_ns / 4, "p90": p99_ns / 2,
+            "p99": p99_ns, "p99_9": p99_ns * 2, "max": p99_ns * 5,
+        },
+        "hist": null,
+    });
+    let (read, write) = if c.is_read() {
+        (stats, Value::Null)
+    } else {
+        (Value::Null, stats)
+    };
+    serde_json::from_value(json!({
+        "id": c.as_str(),
+        "job": {
+            "rw": rw, "bs": bs, "iodepth": iodepth, "numjobs": numjobs, "size": 1u64 << 30,
+            "direct": true, "sync": sync, "rwmixread": null,
+        },
+        "engine": { "used": engine, "fallback": null, "direct": true },
+        "elapsed_s": elapsed_s,
+        "read": read,
+        "write": write,
+        "cpu": { "user_s": 0.2, "sys_s": 1.1 },
+    }))
+    .expect("a valid test result")
+}
+
+fn step(id: &str, name: &str, wall_s: f64, bound: Bound, why: &str) -> StepResult {
+    StepResult {
+        id: id.into(),
+        name: name.into(),
+        command: vec!["cargo".into(), "build".into()],
+        status: StepStatus::Ok,
+        reason: None,
+        wall_s,
+        user_s: wall_s * 1.5,
+        sys_s: wall_s * 0.2,
+        io: Some(StepIo {
+            read_bytes: 10 << 20,
+            write_bytes: 300 << 20,
+            syscr: 1000,
+            syscw: 2000,
+            ..Default::default()
+        }),
+        io_pressure_s: Some(0.4),
+        bound,
+        why: why.into(),
+        ..Default::default()
+    }
+}
+
+/// A GitHub-hosted x64 runner: all six columns on io_uring with O_DIRECT, three steps.
+fn normal_record(label: &str, id: &str, started_at: &str) -> Record {
+    let mut record: Record = serde_json::from_value(json!({
+        "schema": SCHEMA,
+        "id": id,
+        "source": "measured",
+        "started_at": started_at,
+        "finished_at": started_at.replace("T10:00", "T10:03"),
+        "tool": { "name": "cargo-diskbench", "version": "0.1.0" },
+        "runner": {
+            "label": "", "provider": null, "arch": "", "vcpus": 0, "memory_gib": 0.0,
+            "cpu_model": "", "kernel": "", "os": "",
+        },
+        "storage": {
+            "path": "", "fstype": "", "mount_source": "", "mount_options": "", "class": "unknown",
+        },
+        "settings": {
+            "suite": "standard", "runtime_s": 5.0, "ramp_s": 1.0, "size": 1u64 << 30,
+            "engine": "auto",
+        },
+        "tests": [],
+    }))
+    .expect("a valid record");
+    record.runner = Runner {
+        label: label.into(),
+        provider: Some("github-hosted".into()),
+        arch: "x64".into(),
+        vcpus: 4,
+        memory_gib: 15.6,
+        cpu_model: "AMD EPYC 7763 64-Core Processor".into(),
+        kernel: "6.8.0-1017-azure".into(),
+        os: "Ubuntu 24.04.1 LTS".into(),
+        ci: Some(Ci {
+            system: "github-actions".into(),
+            run_id: Some("12345".into()),
+            job: Some("bench".into()),
+            image: Some("ubuntu24/20261118.1".into()),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    record.storage = Storage {
+        path: "/home/runner/work/app/app".into(),
+        fstype: "ext4".into(),
+        mount_source: "/dev/root".into(),
+        mount_options: "rw,relatime,discard".into(),
+        device: Some(Device {
+            name: "sda".into(),
+            model: Some("Virtual Disk".into()),
+            rotational: Some(true),
+            transport: Some("scsi".into()),
+            scheduler: Some("mq-deadline".into()),
+            ..Default::default()
+        }),
+        class: StorageClass::VmDisk,
+        class_evidence: vec![
+            "vendor = Msft, model = Virtual Disk".into(),
+            "transport = scsi (Hyper-V storvsc)".into(),
+            "DMI sys_vendor = Microsoft Corporation".into(),
+            "rotational = 1 (hypervisors report this for remote disks)".into(),
+        ],
+        ..Default::default()
+    };
+    record.tests = vec![
+        column(ColumnId::SeqRead, 209.6, 158_000_000, "io_uring"),
+        column(ColumnId::SeqWrite, 208.1, 161_300_000, "io_uring"),
+        column(ColumnId::RandRead, 8_734.2, 29_100_000, "io_uring"),
+        column(ColumnId::RandWrite, 8_702.9, 30_400_000, "io_uring"),
+        column(ColumnId::Qd1Read, 1_012.4, 2_150_000, "io_uring"),
+        column(ColumnId::SyncWrite, 402.7, 4_880_000, "io_uring"),
+    ];
+    record.steps = vec![
+        step(
+            "cargo-build",
+            "cargo build (ripgrep)",
+            48.2,
+            Bound::Cpu,
+            "CPU busy 94% of wall time; I/O stall 0.4 s (1%)",
+        ),
+        step(
+            "docker-build",
+            "docker build (FROM scratch, 200 MiB of layers)",
+            7.9,
+            Bound::Bandwidth,
+            "wrote 300 MiB at 38 MiB/s, 18% of this disk's sequential write",
+        ),
+        step(
+            "sqlite",
+            "SQLite inserts, one transaction each",
+            12.6,
+            Bound::Latency,
+            "5000 commits at 2.5 ms each, close to this disk's synced-write p99 (4.88 ms)",
+        ),
+    ];
+    record
+}
+
+/// A container on an arm64 runner: io_uring refused (seccomp), overlayfs over an ext4 mounted
+/// nobarrier (cheap fdatasync), buffered I/O on some columns, one column left out, a skipped
+/// and a failed step.
+fn fallback_record() -> Record {
+    let mut r = normal_record(
+        "ubuntu-24.04-arm",
+        "b7e3a1c09d2f4e58",
+        "2026-11-30T10:00:00Z",
+    );
+    r.runner.arch = "arm64".into();
+    r.runner.cpu_model = "Neoverse-N2".into();
+    r.runner.in_container = true;
+    r.storage.fstype = "overlay".into();
+    r.storage.mount_source = "overlay".into();
+    r.storage.overlay_upper = serde_json::from_value(json!({
+        "path": "/var/lib/docker/overlay2/3f2a/diff",
+        "fstype": "ext4",
+        "mount_source": "/dev/sda1",
+        "mount_options": "rw,relatime,nobarrier",
+    }))
+    .expect("a valid mount");
+    r.storage.fsync_flags = vec!["nobarrier".into()];
+    r.storage.notes = vec!["/sys/block/sda/device/model: permission denied".into()];
+    for t in &mut r.tests {
+        t.engine.used = "psync".into();
+        t.engine.fallback = Some("io_uring_setup: EPERM (seccomp); used psync".into());
+    }
+    for t in r.tests.iter_mut().filter(|t| !t.id.starts_with("seq")) {
+        t.engine.direct = false;
+    }
+    r.tests.retain(|t| t.id != "rand-write");
+    r.tests[0].notes = vec!["the first second was 3x slower (cloud disk warm-up)".into()];
+    r.steps[1].status = StepStatus::Skipped;
+    r.steps[1].reason = Some("docker not found on PATH".into());
+    r.steps[2].status = StepStatus::Failed;
+    r.steps[2].exit_code = Some(101);
+    r.steps[2].reason = Some("sqlite3: disk I/O error".into());
+    r.notes = vec!["--only: rand-write left out".into()];
+    r
+}
+
+// ---------------------------------------------------------------------------------------------
+// Snapshots
+
+fn snapshot_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/it/snapshots")
+}
+
+/// Compare `actual` with the stored snapshot `name`, or rewrite it with `UPDATE_SNAPSHOTS=1`.
+fn assert_snapshot(name: &str, actual: &str) {
+    let path = snapshot_dir().join(name);
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some_and(|v| v == "1") {
+        fs::create_dir_all(snapshot_dir()).unwrap();
+        fs::write(&path, actual).unwrap();
+        return;
+    }
+    let expected = fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "snapshot {}: {e}; run with UPDATE_SNAPSHOTS=1 to create it",
+            path.display()
+        )
+    });
+    if expected != actual {
+        let first_diff = expected
+            .lines()
+            .zip(actual.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or_else(|| expected.lines().count().min(actual.lines().count()));
+        panic!(
+            "snapshot {} differs from line {}:\n--- expected\n{}\n--- actual\n{}\n\
+             (run with UPDATE_SNAPSHOTS=1 to accept the new output)",
+            path.display(),
+            first_diff + 1,
+            expected.lines().nth(first_diff).unwrap_or("<end of file>"),
+            actual.lines().nth(first_diff).unwrap_or("<end of file>"),
+        );
+    }
+}
+
+#[test]
+fn summary_of_a_normal_run() {
+    let record = normal_record("ubuntu-24.04", "4f1c2d3e5a6b7c8d", "2026-11-30T10:00:00Z");
+    assert_snapshot("summary-normal.md", &site_gen::summary::markdown(&record));
+}
+
+#[test]
+fn summary_of_a_run_with_fallbacks_and_a_skipped_step() {
+    let md = site_gen::summary::markdown(&fallback_record());
+    assert_snapshot("summary-fallback.md", &md);
+    // What the snapshot must say, whatever its wording.
+    assert!(md.contains("psync"));
+    assert!(md.contains("EPERM"));
+    assert!(md.contains("docker not found on PATH"));
+    assert!(md.contains("nobarrier"));
+    assert!(!md.contains("Random write"), "a column not run is omitted");
+}
+
+#[test]
+fn summary_escapes_record_strings() {
+    let mut record = normal_record(
+        "evil|label <script>alert(1)</script>",
+        "0123456789abcdef",
+        "2026-11-30T10:00:00Z",
+    );
+    record.steps[0].why = "a | b\n| injected | row |".into();
+    record.runner.cpu_model = "[click](javascript:alert(1)) <img src=x onerror=alert(1)>".into();
+    let md = site_gen::summary::markdown(&record);
+    assert_snapshot("summary-escaped.md", &md);
+    assert!(!md.contains("<script"), "{md}");
+    assert!(!md.contains("<img"), "{md}");
+    assert!(
+        md.contains("\\[click\\](javascript"),
+        "the link is literal text: {md}"
+    );
+    // Every table row still has exactly its columns: no unescaped `|` was added.
+    for line in md.lines().filter(|l| l.starts_with("| ")) {
+        let cells = line.replace("\\|", "").matches('|').count();
+        assert!(cells == 5 || cells == 6, "broken row: {line}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Merge
+
+fn write_json(path: &Path, record: &Record, pretty: bool) {
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let text = if pretty {
+        serde_json::to_string_pretty(record).unwrap() + "\n"
+    } else {
+        serde_json::to_string(record).unwrap()
+    };
+    fs::write(path, text).unwrap();
+}
+
+/// Every file under `dir` (relative path -> bytes).
+fn folder_contents(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
+                out.insert(rel, fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// The benchmark workflow's merge job, locally: the accumulated results hold an earlier run;
+/// the artifacts hold a new record from each of two runners (one of them with a failed step),
+/// the same record uploaded twice (a re-run job), a truncated upload, and nothing at all from a
+/// third runner whose job failed. The merge adds exactly the two new records, byte for byte
+/// under the contract's names, leaves the earlier record alone, reports the missing runner, and
+/// the site builds from the result.
+#[test]
+fn merge_adds_new_records_once_and_reports_missing_runners() {
+    let tmp = tempfile::tempdir().unwrap();
+    let results = tmp.path().join("data/results");
+    let artifacts = tmp.path().join("artifacts");
+
+    let earlier = normal_record("ubuntu-24.04", "00aa11bb22cc33dd", "2026-11-23T10:00:00Z");
+    let earlier_path = results.join(file_name(&earlier));
+    write_json(&earlier_path, &earlier, true);
+    let before = folder_contents(&results);
+
+    let x64 = normal_record("ubuntu-24.04", "4f1c2d3e5a6b7c8d", "2026-11-30T10:00:00Z");
+    let mut arm = fallback_record();
+    arm.steps[1].status = StepStatus::Failed; // a step that failed is still a measurement
+    let x64_src = artifacts.join("diskbench-ubuntu-24-04-1/record.json");
+    let arm_src = artifacts.join("diskbench-ubuntu-24-04-arm-1/record.json");
+    write_json(&x64_src, &x64, true);
+    write_json(&arm_src, &arm, true);
+    // The same record uploaded again by a re-run job, serialised differently (compact): it is
+    // the same record by content and must be skipped, not added twice.
+    write_json(
+        &artifacts.join("diskbench-ubuntu-24-04-2/record.json"),
+        &x64,
+        false,
+    );
+    // The earlier record, downloaded again (e.g. an old artifact still matching the pattern).
+    write_json(&artifacts.join("old/earlier.json"), &earlier, false);
+    // A truncated upload: reported and skipped, never copied.
+    fs::create_dir_all(artifacts.join("diskbench-broken")).unwrap();
+    fs::write(
+        artifacts.join("diskbench-broken/record.json"),
+        "{\"schema\": \"diskb",
+    )
+    .unwrap();
+    // Not a record file at all (the Markdown summary beside it): ignored.
+    fs::write(
+        artifacts.join("diskbench-ubuntu-24-04-1/summary.md"),
+        "# hi",
+    )
+    .unwrap();
+
+    let summary = tmp.path().join("step-summary.md");
+    let out = common::bin()
+        .args(["diskbench", "merge", "--into"])
+        .arg(&results)
+        .arg(&artifacts)
+        .args(["--expect", "ubuntu-24.04,ubuntu-24.04-arm, ubuntu-22.04"])
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .env_remove("GITHUB_ACTIONS")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+
+    // Exactly the expected folder: the earlier record untouched, two new ones byte-exact.
+    let mut expected = before.clone();
+    expected.insert(file_name(&x64), fs::read(&x64_src).unwrap());
+    expected.insert(file_name(&arm), fs::read(&arm_src).unwrap());
+    let actual = folder_contents(&results);
+    assert_eq!(
+        actual.keys().collect::<Vec<_>>(),
+        expected.keys().collect::<Vec<_>>()
+    );
+    assert_eq!(actual, expected);
+    assert_eq!(
+        file_name(&arm),
+        "2026-11-30-ubuntu-24-04-arm-b7e3a1c0.json",
+        "the contract's file name"
+    );
+
+    assert!(
+        stdout.contains("2 added, 2 duplicate(s), 1 skipped, 1 missing"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("missing    ubuntu-22.04"), "{stdout}");
+    assert!(
+        stderr.contains("diskbench-broken/record.json: not JSON"),
+        "{stderr}"
+    );
+    let summary = fs::read_to_string(&summary).unwrap();
+    assert!(summary.contains("**Missing runners**"), "{summary}");
+    assert!(summary.contains("ubuntu-22.04"), "{summary}");
+    assert!(!summary.contains("ubuntu-24.04-arm,"), "{summary}");
+
+    // Merging the same artifacts again changes nothing.
+    let again = common::bin()
+        .args(["diskbench", "merge", "--into"])
+        .arg(&results)
+        .arg(&artifacts)
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&again.stdout).contains("0 added, 4 duplicate(s)"));
+    assert_eq!(folder_contents(&results), expected);
+
+    // The site builds from the merged folder.
+    let site = tmp.path().join("site");
+    let help = common::run(&["diskbench", "site", "--help"]);
+    if String::from_utf8_lossy(&help.stdout).contains("--results") {
+        let built = common::bin()
+            .args(["diskbench", "site", "--results"])
+            .arg(&results)
+            .arg("--out")
+            .arg(&site)
+            .output()
+            .unwrap();
+        let site_stderr = String::from_utf8_lossy(&built.stderr);
+        assert_eq!(built.status.code(), Some(0), "{site_stderr}");
+        assert!(site.is_dir(), "the site's folder exists");
+    } else {
+        // Only while this branch is apart from the site's, whose `site` command takes
+        // --results/--out: the library the command calls is used directly then.
+        eprintln!("note: `site` command not wired yet; building with the library");
+        site_gen::build_site(&site_gen::SiteOptions {
+            results: results.clone(),
+            out: site.clone(),
+            strict: true,
+            ..Default::default()
+        })
+        .expect("the site builds from the merged folder");
+    }
+}
+
+#[test]
+fn merge_refuses_a_conflicting_record_and_writes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let results = tmp.path().join("results");
+    let a = normal_record("ubuntu-24.04", "4f1c2d3e5a6b7c8d", "2026-11-30T10:00:00Z");
+    let mut b = a.clone();
+    b.tests[0].read.as_mut().unwrap().iops = 1.0; // same id, different figures
+    let other = normal_record("ubuntu-22.04", "99aa11bb22cc33dd", "2026-11-30T10:00:00Z");
+    write_json(&tmp.path().join("in/a/r.json"), &a, true);
+    write_json(&tmp.path().join("in/b/r.json"), &b, true);
+    write_json(&tmp.path().join("in/c/r.json"), &other, true);
+
+    let out = common::bin()
+        .args(["diskbench", "merge", "--into"])
+        .arg(&results)
+        .arg(tmp.path().join("in"))
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("in/a/r.json"), "{stderr}");
+    assert!(stderr.contains("in/b/r.json"), "{stderr}");
+    assert!(stderr.contains("4f1c2d3e5a6b7c8d"), "{stderr}");
+    assert!(
+        !results.exists(),
+        "nothing written, not even the other record"
+    );
+}
+
+#[test]
+fn merge_strict_fails_on_a_bad_file_and_writes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let results = tmp.path().join("results");
+    fs::create_dir_all(&results).unwrap();
+    let good = normal_record("ubuntu-24.04", "4f1c2d3e5a6b7c8d", "2026-11-30T10:00:00Z");
+    write_json(&tmp.path().join("in/good.json"), &good, true);
+    fs::write(
+        tmp.path().join("in/future.json"),
+        r#"{"schema": "diskbench.record/2", "id": "x"}"#,
+    )
+    .unwrap();
+
+    let out = common::bin()
+        .args(["diskbench", "merge", "--strict", "--into"])
+        .arg(&results)
+        .arg(tmp.path().join("in"))
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("future.json"), "{stderr}");
+    assert!(stderr.contains("diskbench.record/2"), "{stderr}");
+    assert!(folder_contents(&results).is_empty());
+
+    // A source that does not exist is a usage error naming it.
+    let out = common::run(&[
+        "diskbench",
+        "merge",
+        "--into",
+        "x",
+        "/nonexistent/artifacts",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/artifacts"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The GitHub files
+
+fn github_file(rel: &str) -> String {
+    let path = common::repo_root().join(".github").join(rel);
+    fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// actionlint lints workflows, not a composite action's metadata; this checks what a runner
+/// needs from action.yml: the required keys, every input documented, and every `inputs.X`
+/// the steps use declared.
+#[test]
+fn the_action_declares_what_its_steps_use() {
+    let action = github_file("actions/diskbench/action.yml");
+    for key in ["name:", "description:", "inputs:", "outputs:", "runs:"] {
+        assert!(
+            action.lines().any(|l| l.starts_with(key)),
+            "action.yml has no top-level {key}"
+        );
+    }
+    assert!(action.contains("using: composite"));
+    let declared: Vec<&str> = action
+        .lines()
+        .skip_while(|l| !l.starts_with("inputs:"))
+        .skip(1)
+        .take_while(|l| l.starts_with(' ') || l.is_empty())
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   ") && l.trim_end().ends_with(':'))
+        .map(|l| l.trim().trim_end_matches(':'))
+        .collect();
+    for input in [
+        "label",
+        "only",
+        "runtime",
+        "steps",
+        "working-directory",
+        "results-name",
+        "args",
+    ] {
+        assert!(
+            declared.contains(&input),
+            "input {input} not declared: {declared:?}"
+        );
+    }
+    let mut rest = action.as_str();
+    while let Some(i) = rest.find("inputs.") {
+        rest = &rest[i + "inputs.".len()..];
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+            .collect();
+        assert!(
+            declared.contains(&name.as_str()),
+            "inputs.{name} used but not declared"
+        );
+    }
+    // Composite steps that run a shell must say which one.
+    let runs = action.matches("\n      run:").count() + action.matches("\n        run:").count();
+    let shells = action.matches("shell: bash").count();
+    assert!(
+        runs > 0 && shells >= runs,
+        "{runs} run steps, {shells} shells"
+    );
+}
+
+#[test]
+fn the_benchmark_workflow_publishes_even_when_a_runner_fails() {
+    let wf = github_file("workflows/benchmark.yml");
+    let publish = github_file("scripts/publish-records.sh");
+    assert!(wf.contains(".github/scripts/publish-records.sh"));
+    assert!(publish.contains("diskbench merge"));
+    assert!(wf.contains("fail-fast: false"));
+    assert!(wf.contains("actions/deploy-pages@"));
+    assert!(wf.contains("actions/upload-pages-artifact@"));
+    assert!(wf.contains("needs.setup.outputs.expect") && publish.contains("--expect"));
+    assert!(
+        wf.contains("if: always()"),
+        "the merge job runs whatever the matrix did"
+    );
+    assert!(wf.contains("pages: write") && wf.contains("id-token: write"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The data branch
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .current_dir(dir)
+        .args([
+            "-c",
+            "user.name=test",
+            "-c",
+            "user.email=test@example.invalid",
+        ])
+        .args([
+            "-c",
+            "init.defaultBranch=main",
+            "-c",
+            "advice.detachedHead=false",
+        ])
+        .args(args)
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?} in {}: {}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The merge job's script against a local remote: the first publication creates the data
+/// branch; a second one races with another run that pushes between our fetch and our push
+/// (a pre-push hook does it), so our push is refused, and the retry must keep both runs'
+/// records.
+#[test]
+fn publishing_to_the_data_branch_survives_a_concurrent_push() {
+    let tmp = tempfile::tempdir().unwrap();
+    let origin = tmp.path().join("origin.git");
+    let work = tmp.path().join("work");
+    let other = tmp.path().join("other");
+    fs::create_dir_all(&origin).unwrap();
+    git(&origin, &["init", "--quiet", "--bare"]);
+    git(
+        tmp.path(),
+        &["clone", "--quiet", origin.to_str().unwrap(), "work"],
+    );
+    fs::write(work.join("README.md"), "code\n").unwrap();
+    git(&work, &["add", "README.md"]);
+    git(&work, &["commit", "--quiet", "-m", "code"]);
+    git(
+        &work,
+        &["push", "--quiet", "origin", "HEAD:refs/heads/main"],
+    );
+
+    let script = common::repo_root().join(".github/scripts/publish-records.sh");
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_cargo-diskbench"))
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let publish = |artifacts: &Path, expect: &str| {
+        let out = std::process::Command::new("bash")
+            .arg(&script)
+            .arg(artifacts)
+            .arg(expect)
+            .current_dir(&work)
+            .env("PATH", &path)
+            .env("RETRY_DELAY_S", "0")
+            // The machine's git configuration (a global core.hooksPath, say) must not
+            // change what this test does.
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("OTHER", &other)
+            .env("MARKER", tmp.path().join("raced"))
+            .env_remove("GITHUB_STEP_SUMMARY")
+            .env_remove("GITHUB_ACTIONS")
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "{text}");
+        text
+    };
+    let on_data_branch = || -> Vec<String> {
+        let listing = git(
+            &origin,
+            &["ls-tree", "-r", "--name-only", "refs/heads/data"],
+        );
+        listing.lines().map(String::from).collect()
+    };
+
+    // First publication: the branch does not exist yet.
+    let first = normal_record("ubuntu-24.04", "1111111111111111", "2026-11-23T10:00:00Z");
+    write_json(&tmp.path().join("run1/a/record.json"), &first, true);
+    let text = publish(&tmp.path().join("run1"), "ubuntu-24.04,ubuntu-24.04-arm");
+    assert!(text.contains("missing    ubuntu-24.04-arm"), "{text}");
+    let first_name = format!("results/{}", file_name(&first));
+    assert_eq!(
+        on_data_branch(),
+        vec!["README.md".to_string(), first_name.clone()]
+    );
+    // The data branch shares no history with the code.
+    assert_eq!(
+        git(&origin, &["rev-list", "--count", "refs/heads/data"]).trim(),
+        "1"
+    );
+
+    // Another run's publication lands between our fetch and our push.
+    git(
+        tmp.path(),
+        &[
+            "clone",
+            "--quiet",
+            "--branch",
+            "data",
+            origin.to_str().unwrap(),
+            "other",
+        ],
+    );
+    let theirs = normal_record("ubuntu-22.04", "2222222222222222", "2026-11-30T09:00:00Z");
+    write_json(
+        &other.join("results").join(file_name(&theirs)),
+        &theirs,
+        true,
+    );
+    git(&other, &["add", "results"]);
+    git(&other, &["commit", "--quiet", "-m", "their run"]);
+    let hook = work.join(".git/hooks/pre-push");
+    fs::write(
+        &hook,
+        "#!/bin/sh\n\
+         if [ ! -e \"$MARKER\" ]; then\n\
+           touch \"$MARKER\"\n\
+           env -u GIT_DIR -u GIT_WORK_TREE -u GIT_INDEX_FILE git -C \"$OTHER\" push --quiet origin data\n\
+         fi\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(&hook, fs::Permissions::from_mode(0o755)).unwrap();
+
+    let ours = normal_record("ubuntu-24.04", "3333333333333333", "2026-11-30T10:00:00Z");
+    write_json(&tmp.path().join("run2/a/record.json"), &ours, true);
+    // The earlier record again, as a re-downloaded artifact: skipped, not added twice.
+    write_json(&tmp.path().join("run2/b/record.json"), &first, false);
+    let text = publish(&tmp.path().join("run2"), "");
+    assert!(tmp.path().join("raced").exists(), "the race happened");
+    assert!(text.contains("refused (attempt 1 of 5)"), "{text}");
+    let mut expected = vec![
+        "README.md".to_string(),
+        first_name,
+        format!("results/{}", file_name(&theirs)),
+        format!("results/{}", file_name(&ours)),
+    ];
+    expected.sort();
+    assert_eq!(on_data_branch(), expected);
+    // Byte for byte what the runner uploaded.
+    let stored = git(
+        &origin,
+        &[
+            "show",
+            &format!("refs/heads/data:results/{}", file_name(&ours)),
+        ],
+    );
+    assert_eq!(
+        stored.as_bytes(),
+        fs::read(tmp.path().join("run2/a/record.json")).unwrap()
+    );
+
+    // Nothing new: no empty commit.
+    let before = git(&origin, &["rev-parse", "refs/heads/data"]);
+    let text = publish(&tmp.path().join("run2"), "");
+    assert!(text.contains("nothing new"), "{text}");
+    assert_eq!(git(&origin, &["rev-parse", "refs/heads/data"]), before);
+}

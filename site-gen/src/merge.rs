@@ -1,0 +1,304 @@
+//! `cargo diskbench merge`: add downloaded records (CI artifacts) to a results folder.
+//!
+//! The results folder is an append-only history: merging only ever adds files. Each source
+//! record is validated, de-duplicated by its `id` against the folder and the other sources, and
+//! copied byte for byte (so fields a newer version added survive) under the contract's file name.
+//! Everything is checked before anything is written: a conflict leaves the folder untouched.
+
+use std::collections::BTreeMap;
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use engine::record::{Record, SCHEMA};
+use engine::results::{file_name, slug};
+
+/// What to merge where.
+#[derive(Clone, Debug, Default)]
+pub struct MergeOptions {
+    /// The accumulated results folder (created if missing).
+    pub into: PathBuf,
+    /// Record files, or folders searched recursively for `*.json`.
+    pub sources: Vec<PathBuf>,
+    /// Runner labels that were asked for; those that produced no record are reported missing.
+    pub expect: Vec<String>,
+    /// A bad source file is an error (exit 2) instead of being reported and skipped.
+    pub strict: bool,
+}
+
+/// What a merge did (or, with an error, would have done: nothing is written then).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MergeReport {
+    /// (source, file written in the results folder).
+    pub added: Vec<(PathBuf, PathBuf)>,
+    /// (source, the file that already holds the same record: one in the results folder, or
+    /// the source merged first).
+    pub duplicates: Vec<(PathBuf, PathBuf)>,
+    /// Source files that are not records this version reads, with the reason.
+    pub rejected: Vec<(PathBuf, String)>,
+    /// Files already in the results folder that could not be read (left as they are).
+    pub unreadable_existing: Vec<(PathBuf, String)>,
+    /// Expected labels with no record among the sources.
+    pub missing: Vec<String>,
+    /// Labels of the valid source records (added or duplicate), sorted, each once.
+    pub labels: Vec<String>,
+}
+
+/// Where a record with a given id lives, and its content for comparison.
+struct Known {
+    path: PathBuf,
+    value: serde_json::Value,
+}
+
+/// A source record that passed validation.
+struct Candidate {
+    path: PathBuf,
+    bytes: Vec<u8>,
+    value: serde_json::Value,
+    record: Record,
+}
+
+pub fn merge(opts: &MergeOptions) -> Result<MergeReport> {
+    let mut report = MergeReport::default();
+
+    // What the folder already holds, by id.
+    let mut known: BTreeMap<String, Known> = BTreeMap::new();
+    if opts.into.exists() {
+        if !opts.into.is_dir() {
+            return Err(engine::error::usage(format!(
+                "--into {}: not a folder; give the results folder",
+                opts.into.display()
+            )));
+        }
+        for path in json_files(&opts.into)? {
+            match read_record(&path) {
+                Ok((_, value, record)) => {
+                    known
+                        .entry(record.id.clone())
+                        .or_insert(Known { path, value });
+                }
+                Err(reason) => report.unreadable_existing.push((path, reason)),
+            }
+        }
+    }
+
+    // Every source file, validated.
+    let mut candidates = Vec::new();
+    for source in &opts.sources {
+        let files = if source.is_dir() {
+            json_files(source)?
+        } else if source.is_file() {
+            vec![source.clone()]
+        } else {
+            return Err(engine::error::usage(format!(
+                "{}: no such file or folder; give record files or folders of downloaded artifacts",
+                source.display()
+            )));
+        };
+        for path in files {
+            match read_record(&path) {
+                Ok((bytes, value, record)) => candidates.push(Candidate {
+                    path,
+                    bytes,
+                    value,
+                    record,
+                }),
+                Err(reason) => report.rejected.push((path, reason)),
+            }
+        }
+    }
+    if opts.strict && !report.rejected.is_empty() {
+        let list: Vec<String> = report
+            .rejected
+            .iter()
+            .map(|(p, r)| format!("{}: {r}", p.display()))
+            .collect();
+        return Err(engine::error::usage(format!(
+            "--strict: {} bad record file(s), nothing merged: {}",
+            list.len(),
+            list.join("; ")
+        )));
+    }
+
+    // Plan: decide every candidate's fate before writing anything.
+    let mut planned: BTreeMap<String, PathBuf> = BTreeMap::new(); // target name -> source
+    let mut to_write: Vec<(Candidate, PathBuf)> = Vec::new();
+    let mut labels = Vec::new();
+    for candidate in candidates {
+        labels.push(candidate.record.runner.label.clone());
+        if let Some(existing) = known.get(&candidate.record.id) {
+            if existing.value == candidate.value {
+                report
+                    .duplicates
+                    .push((candidate.path, existing.path.clone()));
+                continue;
+            }
+            return Err(engine::error::usage(format!(
+                "{} and {} hold different records with the same id {}; nothing merged \
+                 (remove the wrong one and merge again)",
+                candidate.path.display(),
+                existing.path.display(),
+                candidate.record.id
+            )));
+        }
+        let target = opts.into.join(file_name(&candidate.record));
+        if target.exists() || planned.contains_key(&file_name(&candidate.record)) {
+            let other = planned
+                .get(&file_name(&candidate.record))
+                .cloned()
+                .unwrap_or_else(|| target.clone());
+            return Err(engine::error::usage(format!(
+                "{} would be written as {}, which {} already takes with another id; \
+                 nothing merged",
+                candidate.path.display(),
+                target.display(),
+                other.display()
+            )));
+        }
+        planned.insert(file_name(&candidate.record), candidate.path.clone());
+        known.insert(
+            candidate.record.id.clone(),
+            Known {
+                path: candidate.path.clone(),
+                value: candidate.value.clone(),
+            },
+        );
+        to_write.push((candidate, target));
+    }
+
+    // Apply: only new files, each atomically.
+    if !to_write.is_empty() {
+        fs::create_dir_all(&opts.into)
+            .with_context(|| format!("cannot create the results folder {}", opts.into.display()))?;
+    }
+    for (candidate, target) in to_write {
+        write_new_file(&opts.into, &target, &candidate.bytes)?;
+        report.added.push((candidate.path, target));
+    }
+
+    let present: Vec<String> = labels.iter().map(|l| slug(l)).collect();
+    report.missing = opts
+        .expect
+        .iter()
+        .filter(|label| !present.contains(&slug(label)))
+        .cloned()
+        .collect();
+    labels.sort();
+    labels.dedup();
+    report.labels = labels;
+    Ok(report)
+}
+
+/// `*.json` files under `dir`, recursively, sorted (so a merge is deterministic).
+/// Hidden files (a writer's temporary `.name.tmp`) are left out.
+fn json_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let entries = fs::read_dir(&d).with_context(|| format!("cannot read {}", d.display()))?;
+        for entry in entries {
+            let entry = entry.with_context(|| format!("cannot read {}", d.display()))?;
+            let path = entry.path();
+            let hidden = entry.file_name().to_string_lossy().starts_with('.');
+            let file_type = entry
+                .file_type()
+                .with_context(|| format!("cannot read {}", path.display()))?;
+            if hidden {
+                continue;
+            } else if file_type.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "json") {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// The file's bytes, its JSON value and the record; or why it is not a record this version reads.
+fn read_record(path: &Path) -> std::result::Result<(Vec<u8>, serde_json::Value, Record), String> {
+    let bytes = fs::read(path).map_err(|e| format!("cannot read: {e}"))?;
+    let value: serde_json::Value =
+        serde_json::from_slice(&bytes).map_err(|e| format!("not JSON: {e}"))?;
+    match value.get("schema").and_then(|s| s.as_str()) {
+        Some(SCHEMA) => {}
+        Some(other) => {
+            return Err(format!(
+                "schema {other:?} is not one this version reads ({SCHEMA})"
+            ));
+        }
+        None => return Err(format!("no \"schema\" field: not a {SCHEMA} record")),
+    }
+    let record: Record =
+        serde_json::from_value(value.clone()).map_err(|e| format!("not a valid record: {e}"))?;
+    if record.id.trim().is_empty() {
+        return Err("the record has an empty id".into());
+    }
+    Ok((bytes, value, record))
+}
+
+/// Write `bytes` to `target` atomically without ever replacing a file: a temporary file is
+/// written and synced, then hard-linked to the target name (link fails if the name exists,
+/// where a rename would overwrite), then the folder is synced.
+fn write_new_file(dir: &Path, target: &Path, bytes: &[u8]) -> Result<()> {
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let result = (|| -> Result<()> {
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+            .with_context(|| format!("cannot create {}", tmp.display()))?;
+        f.write_all(bytes)
+            .and_then(|_| f.sync_all())
+            .with_context(|| format!("cannot write {}", tmp.display()))?;
+        fs::hard_link(&tmp, target).with_context(|| {
+            format!(
+                "cannot add {} (records are never overwritten)",
+                target.display()
+            )
+        })?;
+        if let Ok(d) = File::open(dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    })();
+    let _ = fs::remove_file(&tmp);
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_is_never_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("a.json");
+        write_new_file(dir.path(), &target, b"first").unwrap();
+        assert!(write_new_file(dir.path(), &target, b"second").is_err());
+        assert_eq!(fs::read(&target).unwrap(), b"first");
+        // No temporary file is left behind either way.
+        let names: Vec<_> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("a.json")]);
+    }
+
+    #[test]
+    fn unknown_schema_is_refused_with_the_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.json");
+        fs::write(&path, r#"{"schema":"diskbench.record/9","id":"x"}"#).unwrap();
+        let reason = read_record(&path).unwrap_err();
+        assert!(reason.contains("diskbench.record/9"), "{reason}");
+        fs::write(&path, "{\"schema\":").unwrap();
+        assert!(read_record(&path).unwrap_err().starts_with("not JSON"));
+    }
+}
