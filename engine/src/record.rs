@@ -519,6 +519,10 @@ pub struct StepResult {
     pub bound: Bound,
     /// One sentence with the figures behind the verdict.
     pub why: String,
+    /// How the figures were gathered where it matters to read them, e.g. what a generated
+    /// input held or that a daemon's processes are counted.
+    #[serde(default)]
+    pub notes: Vec<String>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
