@@ -1,0 +1,406 @@
+//! The verdict: what bound a step, from its own signals and this disk's columns.
+//!
+//! A pure function, so the rule is tested with made-up figures. `content/verdicts.md`
+//! states the same rule for readers; keep the two in step.
+//!
+//! The rule, in order:
+//! 1. Shorter than [`MIN_WALL_S`], or no wall time: `unknown`.
+//! 2. Stalled on I/O for at least [`STALL_HIGH`] of the wall time: the disk mattered.
+//!    - If the CPU was also busy for at least [`CPU_HIGH`] of it: `mixed`.
+//!    - Else by how much of the wall time the bytes would take at this disk's sequential
+//!      speed (the "bandwidth share"): at least [`BANDWIDTH_HIGH`] is `bandwidth`, under
+//!      [`BANDWIDTH_LOW`] is `latency`, between is `mixed`. Without the disk's figures, the
+//!      average bytes per read/write call decides: at least [`LARGE_IO_BYTES`] is
+//!      `bandwidth`, else `latency`.
+//! 3. Else CPU busy for at least [`CPU_HIGH`] of the wall time: `cpu`.
+//! 4. Else a bandwidth share of at least [`BANDWIDTH_HIGH`]: `bandwidth`.
+//! 5. Else neither explains the time (network, a daemon, sleeps): `unknown`.
+
+use crate::record::{Bound, StepIo, TestResult};
+
+/// Below this, start-up noise dominates and no verdict is given.
+pub const MIN_WALL_S: f64 = 0.2;
+/// Share of wall time stalled on I/O from which the disk is said to matter.
+pub const STALL_HIGH: f64 = 0.30;
+/// Share of wall time with a core busy from which the step is said to be CPU-bound.
+pub const CPU_HIGH: f64 = 0.60;
+/// Bandwidth share (bytes at this disk's sequential speed / wall) from which it is bandwidth.
+pub const BANDWIDTH_HIGH: f64 = 0.50;
+/// Bandwidth share under which a stalled step is said to wait on per-operation latency.
+pub const BANDWIDTH_LOW: f64 = 0.25;
+/// Without the disk's figures: average bytes per read/write call from which I/O is "large".
+pub const LARGE_IO_BYTES: f64 = 64.0 * 1024.0;
+
+/// A step's own signals.
+#[derive(Clone, Debug, Default)]
+pub struct StepSignals {
+    pub wall_s: f64,
+    /// User + system CPU of the step's tree (and any daemon counted with it).
+    pub cpu_s: f64,
+    pub vcpus: u32,
+    pub io: Option<StepIo>,
+    /// Machine-wide "some" I/O stall during the step, seconds.
+    pub io_pressure_s: Option<f64>,
+    /// Block-I/O delay of the step's tasks (delay accounting), seconds.
+    pub blkio_delay_s: Option<f64>,
+}
+
+/// This disk's sequential figures, from the same record or the newest one for this machine.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DiskFigures {
+    pub seq_read_mib_s: Option<f64>,
+    pub seq_write_mib_s: Option<f64>,
+}
+
+impl DiskFigures {
+    pub fn from_columns(columns: &[TestResult]) -> DiskFigures {
+        let mib_s = |id: &str| {
+            columns
+                .iter()
+                .find(|t| t.id == id)
+                .and_then(|t| t.headline())
+                .filter(|v| *v > 0.0)
+        };
+        DiskFigures {
+            seq_read_mib_s: mib_s("seq-read"),
+            seq_write_mib_s: mib_s("seq-write"),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.seq_read_mib_s.is_none() && self.seq_write_mib_s.is_none()
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Verdict {
+    pub bound: Bound,
+    pub why: String,
+}
+
+/// The figures the rule looks at, derived once.
+struct Figures {
+    wall_s: f64,
+    /// Share of wall time with (at least) one core busy, capped at 1.
+    cpu_share: f64,
+    cores_busy: f64,
+    stall_share: Option<f64>,
+    stall_source: &'static str,
+    bandwidth_share: Option<f64>,
+    storage_mib_s: Option<f64>,
+    bytes_per_call: Option<f64>,
+}
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+fn figures(s: &StepSignals, disk: &DiskFigures) -> Figures {
+    let wall_s = s.wall_s;
+    let cores_busy = s.cpu_s / wall_s;
+    let (stall_share, stall_source) = match (s.io_pressure_s, s.blkio_delay_s) {
+        (Some(p), _) => (Some((p / wall_s).min(1.0)), "stalled on I/O (PSI)"),
+        (None, Some(d)) => (Some((d / wall_s).min(1.0)), "in block-I/O delay"),
+        (None, None) => (None, ""),
+    };
+    let storage_mib_s =
+        s.io.as_ref()
+            .map(|io| (io.read_bytes + io.write_bytes) as f64 / MIB / wall_s);
+    // Time the bytes would take at this disk's sequential speed, as a share of the wall time.
+    let bandwidth_share = s.io.as_ref().and_then(|io| {
+        let part = |bytes: u64, mib_s: Option<f64>| -> Option<f64> {
+            if bytes == 0 {
+                Some(0.0)
+            } else {
+                mib_s.map(|m| bytes as f64 / MIB / m)
+            }
+        };
+        if disk.is_empty() {
+            return None;
+        }
+        // A missing direction falls back on the other one: better than no figure.
+        let read = part(io.read_bytes, disk.seq_read_mib_s.or(disk.seq_write_mib_s))?;
+        let write = part(io.write_bytes, disk.seq_write_mib_s.or(disk.seq_read_mib_s))?;
+        Some((read + write) / wall_s)
+    });
+    let bytes_per_call = s.io.as_ref().and_then(|io| {
+        let calls = io.syscr + io.syscw;
+        (calls > 0).then(|| (io.rchar + io.wchar) as f64 / calls as f64)
+    });
+    Figures {
+        wall_s,
+        cpu_share: cores_busy.min(1.0),
+        cores_busy,
+        stall_share,
+        stall_source,
+        bandwidth_share,
+        storage_mib_s,
+        bytes_per_call,
+    }
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.0}%", x * 100.0)
+}
+
+fn size(bytes: f64) -> String {
+    if bytes >= MIB {
+        format!("{:.1} MiB", bytes / MIB)
+    } else if bytes >= 1024.0 {
+        format!("{:.1} KiB", bytes / 1024.0)
+    } else {
+        format!("{bytes:.0} B")
+    }
+}
+
+/// Judge one step. `disk` may be empty (no columns for this disk): the verdict says so.
+pub fn judge(s: &StepSignals, disk: &DiskFigures) -> Verdict {
+    if s.wall_s.is_nan() || s.wall_s < MIN_WALL_S {
+        return Verdict {
+            bound: Bound::Unknown,
+            why: format!(
+                "The step took {:.2} s, too short (under {MIN_WALL_S} s) for a verdict.",
+                s.wall_s
+            ),
+        };
+    }
+    let f = figures(s, disk);
+    let cpu = format!(
+        "on CPU {} of {:.1} s ({:.2} of {} cores busy)",
+        pct(f.cpu_share),
+        f.wall_s,
+        f.cores_busy,
+        s.vcpus
+    );
+    let Some(stall) = f.stall_share else {
+        // Without a stall signal, only a clearly CPU-bound step can be judged.
+        if f.cpu_share >= CPU_HIGH {
+            return Verdict {
+                bound: Bound::Cpu,
+                why: format!("{cpu}; no I/O stall signal was available."),
+            };
+        }
+        return Verdict {
+            bound: Bound::Unknown,
+            why: format!(
+                "{}; no I/O stall signal (PSI, delay accounting) was available to say what the \
+                 rest of the time went to.",
+                capitalise(&cpu)
+            ),
+        };
+    };
+    let stall_text = format!("{} {} of the wall time", f.stall_source, pct(stall));
+    let bytes_text = match (f.storage_mib_s, f.bandwidth_share) {
+        (Some(rate), Some(share)) => format!(
+            "storage traffic {rate:.1} MiB/s would take {} of the time at this disk's sequential speed",
+            pct(share)
+        ),
+        (Some(rate), None) => format!(
+            "storage traffic {rate:.1} MiB/s (no sequential figures for this disk, so judged from the step alone)"
+        ),
+        (None, _) => "no I/O counters".to_string(),
+    };
+    let per_call = f
+        .bytes_per_call
+        .map(|b| format!("{} per read/write call", size(b)))
+        .unwrap_or_else(|| "no call counts".into());
+
+    let (bound, why) = if stall >= STALL_HIGH {
+        if f.cpu_share >= CPU_HIGH {
+            (
+                Bound::Mixed,
+                format!(
+                    "{}, and {cpu}: CPU and I/O both weigh.",
+                    capitalise(&stall_text)
+                ),
+            )
+        } else {
+            let kind = match (f.bandwidth_share, f.bytes_per_call) {
+                (Some(b), _) if b >= BANDWIDTH_HIGH => Bound::Bandwidth,
+                (Some(b), _) if b < BANDWIDTH_LOW => Bound::Latency,
+                (Some(_), _) => Bound::Mixed,
+                (None, Some(per)) if per >= LARGE_IO_BYTES => Bound::Bandwidth,
+                (None, _) => Bound::Latency,
+            };
+            let tail = match kind {
+                Bound::Bandwidth => "it waits on moving bytes",
+                Bound::Latency => {
+                    "it waits on many small, dependent operations, not on moving bytes"
+                }
+                _ => "it waits partly on operations and partly on moving bytes",
+            };
+            (
+                kind,
+                format!(
+                    "{}; {bytes_text}, {per_call}, {cpu}: {tail}.",
+                    capitalise(&stall_text)
+                ),
+            )
+        }
+    } else if f.cpu_share >= CPU_HIGH {
+        (
+            Bound::Cpu,
+            format!("{}, {stall_text}, {bytes_text}.", capitalise(&cpu)),
+        )
+    } else if f.bandwidth_share.is_some_and(|b| b >= BANDWIDTH_HIGH) {
+        (
+            Bound::Bandwidth,
+            format!("{}; {stall_text}, {cpu}.", capitalise(&bytes_text)),
+        )
+    } else {
+        (
+            Bound::Unknown,
+            format!(
+                "{}, {stall_text}: neither explains the wall time, so the step waited on \
+                 something else (network, a daemon, sleeps).",
+                capitalise(&cpu)
+            ),
+        )
+    };
+    Verdict { bound, why }
+}
+
+fn capitalise(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(first) => first.to_uppercase().collect::<String>() + c.as_str(),
+        None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn io(read: u64, write: u64, calls: u64) -> Option<StepIo> {
+        Some(StepIo {
+            read_bytes: read,
+            write_bytes: write,
+            syscr: calls / 2,
+            syscw: calls - calls / 2,
+            rchar: read,
+            wchar: write,
+            cancelled_write_bytes: 0,
+        })
+    }
+
+    fn disk() -> DiskFigures {
+        DiskFigures {
+            seq_read_mib_s: Some(400.0),
+            seq_write_mib_s: Some(200.0),
+        }
+    }
+
+    #[test]
+    fn sync_heavy_small_writes_are_latency_bound() {
+        // sqlite-like: 10 s, 1 s of CPU, 7 s stalled, 40 MiB written in 4 KiB calls.
+        let s = StepSignals {
+            wall_s: 10.0,
+            cpu_s: 1.0,
+            vcpus: 2,
+            io: io(0, 40 << 20, 10_240),
+            io_pressure_s: Some(7.0),
+            blkio_delay_s: None,
+        };
+        let v = judge(&s, &disk());
+        assert_eq!(v.bound, Bound::Latency, "{}", v.why);
+        assert!(v.why.contains("70%"), "{}", v.why);
+        assert!(v.why.contains("4.0 KiB per read/write call"), "{}", v.why);
+        // Without the disk's figures the small calls still say latency.
+        assert_eq!(judge(&s, &DiskFigures::default()).bound, Bound::Latency);
+    }
+
+    #[test]
+    fn streaming_near_sequential_speed_is_bandwidth_bound() {
+        // 10 s writing 1.6 GiB at 160 MiB/s on a 200 MiB/s disk: share 0.8.
+        let s = StepSignals {
+            wall_s: 10.0,
+            cpu_s: 1.5,
+            vcpus: 2,
+            io: io(0, 1600 << 20, 1600),
+            io_pressure_s: Some(8.0),
+            blkio_delay_s: None,
+        };
+        let v = judge(&s, &disk());
+        assert_eq!(v.bound, Bound::Bandwidth, "{}", v.why);
+        assert!(v.why.contains("80%"), "{}", v.why);
+        assert_eq!(judge(&s, &DiskFigures::default()).bound, Bound::Bandwidth);
+    }
+
+    #[test]
+    fn busy_cores_and_little_stall_are_cpu_bound() {
+        let s = StepSignals {
+            wall_s: 20.0,
+            cpu_s: 36.0,
+            vcpus: 2,
+            io: io(0, 100 << 20, 5000),
+            io_pressure_s: Some(0.5),
+            blkio_delay_s: None,
+        };
+        let v = judge(&s, &disk());
+        assert_eq!(v.bound, Bound::Cpu, "{}", v.why);
+        assert!(v.why.contains("1.80 of 2 cores"), "{}", v.why);
+    }
+
+    #[test]
+    fn stalled_and_busy_is_mixed() {
+        let s = StepSignals {
+            wall_s: 10.0,
+            cpu_s: 8.0,
+            vcpus: 2,
+            io: io(0, 10 << 20, 100),
+            io_pressure_s: Some(5.0),
+            blkio_delay_s: None,
+        };
+        assert_eq!(judge(&s, &disk()).bound, Bound::Mixed);
+        // Between the bandwidth thresholds: mixed too (0.35 share).
+        let s = StepSignals {
+            cpu_s: 1.0,
+            io: io(0, 700 << 20, 700),
+            ..s
+        };
+        assert_eq!(judge(&s, &disk()).bound, Bound::Mixed);
+    }
+
+    #[test]
+    fn idle_step_is_unknown_and_says_why() {
+        let s = StepSignals {
+            wall_s: 5.0,
+            cpu_s: 0.1,
+            vcpus: 2,
+            io: io(0, 0, 10),
+            io_pressure_s: Some(0.1),
+            blkio_delay_s: None,
+        };
+        let v = judge(&s, &disk());
+        assert_eq!(v.bound, Bound::Unknown);
+        assert!(v.why.contains("something else"), "{}", v.why);
+    }
+
+    #[test]
+    fn missing_signals_and_short_steps() {
+        let short = StepSignals {
+            wall_s: 0.05,
+            ..Default::default()
+        };
+        assert_eq!(judge(&short, &disk()).bound, Bound::Unknown);
+        let no_stall = StepSignals {
+            wall_s: 5.0,
+            cpu_s: 1.0,
+            vcpus: 2,
+            io: None,
+            io_pressure_s: None,
+            blkio_delay_s: None,
+        };
+        let v = judge(&no_stall, &disk());
+        assert_eq!(v.bound, Bound::Unknown);
+        assert!(v.why.contains("no I/O stall signal"), "{}", v.why);
+        // Delay accounting stands in for PSI.
+        let delay = StepSignals {
+            blkio_delay_s: Some(4.0),
+            io: io(0, 1 << 20, 256),
+            ..no_stall
+        };
+        let v = judge(&delay, &DiskFigures::default());
+        assert_eq!(v.bound, Bound::Latency, "{}", v.why);
+        assert!(v.why.contains("block-I/O delay"), "{}", v.why);
+    }
+}
