@@ -513,6 +513,11 @@ pub struct StepResult {
     /// Block-I/O delay of the step's tasks (delay accounting), seconds.
     #[serde(default)]
     pub blkio_delay_s: Option<f64>,
+    /// Time the step's tasks were runnable but waiting for a CPU (run-queue delay from
+    /// /proc/<pid>/task/<tid>/schedstat, summed over the tasks), seconds. High on a shared
+    /// or oversubscribed machine; the verdict judges the rest of the wall time.
+    #[serde(default)]
+    pub cpu_wait_s: Option<f64>,
     /// Signals that could not be collected, with the reason.
     #[serde(default)]
     pub unavailable: Vec<String>,
