@@ -518,6 +518,12 @@ pub struct StepResult {
     /// or oversubscribed machine; the verdict judges the rest of the wall time.
     #[serde(default)]
     pub cpu_wait_s: Option<f64>,
+    /// Context switches of the reaped tree (`wait4` rusage): voluntary ones are blocks on
+    /// I/O, locks or children; involuntary ones are preemptions.
+    #[serde(default)]
+    pub voluntary_switches: Option<u64>,
+    #[serde(default)]
+    pub involuntary_switches: Option<u64>,
     /// Signals that could not be collected, with the reason.
     #[serde(default)]
     pub unavailable: Vec<String>,
