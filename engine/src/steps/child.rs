@@ -37,6 +37,8 @@ pub struct Measured {
     pub pressure_full_s: Option<f64>,
     /// Block-I/O delay of the top process (delay accounting on only).
     pub blkio_delay_s: Option<f64>,
+    /// Run-queue wait of the step's tasks, sampled (see [`probe::RunQueueSampler`]).
+    pub cpu_wait_s: Option<f64>,
     /// Signals that could not be collected, with the reason.
     pub unavailable: Vec<String>,
     /// The last lines of stdout and stderr, interleaved as written.
@@ -110,7 +112,8 @@ pub fn run_measured(mut cmd: Command, tail_lines: usize) -> Result<Measured> {
             .done = true;
     });
 
-    let interrupted = !wait_exit(pid, true);
+    let mut run_queue = probe::RunQueueSampler::new(pid);
+    let interrupted = !wait_exit(pid, true, Some(&mut run_queue));
     let wall_s = started.elapsed().as_secs_f64();
     if interrupted {
         end_group(pid);
@@ -131,6 +134,8 @@ pub fn run_measured(mut cmd: Command, tail_lines: usize) -> Result<Measured> {
     } else {
         None
     };
+    run_queue.sample_process(&pid.to_string());
+    let cpu_wait_s = Some(run_queue.total_s());
     // Anything the step left running in its group (a background job) ends with it.
     // SAFETY: the leader is an unreaped zombie, so `pid` still names this group.
     unsafe { libc::killpg(pid, libc::SIGKILL) };
@@ -176,6 +181,7 @@ pub fn run_measured(mut cmd: Command, tail_lines: usize) -> Result<Measured> {
         pressure_some_s,
         pressure_full_s,
         blkio_delay_s,
+        cpu_wait_s,
         unavailable,
         output_tail,
     })
@@ -190,9 +196,17 @@ fn pressure_delta(before: Pressure, after: Pressure) -> (Option<f64>, Option<f64
     (Some(some), full)
 }
 
+/// How often the step's tasks are sampled for their run-queue wait.
+const SAMPLE_EVERY: Duration = Duration::from_millis(200);
+
 /// Wait until `pid` has exited (it stays a zombie). Returns false if Ctrl-C came first
-/// (only when `cancellable`).
-fn wait_exit(pid: libc::pid_t, cancellable: bool) -> bool {
+/// (only when `cancellable`). Samples the group's run-queue wait meanwhile.
+fn wait_exit(
+    pid: libc::pid_t,
+    cancellable: bool,
+    mut run_queue: Option<&mut probe::RunQueueSampler>,
+) -> bool {
+    let mut next_sample = Instant::now() + SAMPLE_EVERY;
     // SAFETY: pidfd_open takes a pid and flags and returns a new fd or -1.
     let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as libc::c_int;
     let result = loop {
@@ -201,6 +215,12 @@ fn wait_exit(pid: libc::pid_t, cancellable: bool) -> bool {
         }
         if cancellable && crate::cancel::requested() {
             break false;
+        }
+        if let Some(rq) = run_queue.as_deref_mut()
+            && Instant::now() >= next_sample
+        {
+            rq.sample();
+            next_sample = Instant::now() + SAMPLE_EVERY;
         }
         if pidfd >= 0 {
             let mut fds = libc::pollfd {
@@ -249,7 +269,7 @@ fn end_group(pid: libc::pid_t) {
     }
     // SAFETY: as above; kills whatever of the group is left, leader included.
     unsafe { libc::killpg(pid, libc::SIGKILL) };
-    wait_exit(pid, false);
+    wait_exit(pid, false, None);
 }
 
 fn reap(pid: libc::pid_t) -> Result<(libc::c_int, Rusage)> {

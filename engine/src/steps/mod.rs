@@ -495,6 +495,8 @@ fn finish(
                 io: io.clone(),
                 io_pressure_s: m.pressure_some_s,
                 blkio_delay_s: m.blkio_delay_s,
+                cpu_wait_s: m.cpu_wait_s,
+                switches: Some((m.rusage.voluntary_switches, m.rusage.involuntary_switches)),
             },
             &ctx.disk,
         );
@@ -532,6 +534,9 @@ fn finish(
         io_pressure_s: m.pressure_some_s,
         io_pressure_full_s: m.pressure_full_s,
         blkio_delay_s: m.blkio_delay_s,
+        cpu_wait_s: m.cpu_wait_s,
+        voluntary_switches: Some(m.rusage.voluntary_switches),
+        involuntary_switches: Some(m.rusage.involuntary_switches),
         unavailable: m.unavailable,
         bound,
         why,

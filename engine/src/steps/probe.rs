@@ -155,12 +155,89 @@ pub fn delay_accounting() -> Result<(), String> {
     }
 }
 
+/// Run-queue delay of a process group's tasks, sampled: per task the latest
+/// `/proc/<pid>/task/<tid>/schedstat` (on-CPU ns, run-queue wait ns). The kernel does not fold
+/// these into the parent on reap, so they are sampled while the step runs; a task that lives
+/// less than one sampling interval is missed.
+#[derive(Debug, Default)]
+pub struct RunQueueSampler {
+    pgid: i32,
+    wait_ns: std::collections::HashMap<u64, u64>,
+}
+
+impl RunQueueSampler {
+    pub fn new(pgid: i32) -> Self {
+        RunQueueSampler {
+            pgid,
+            wait_ns: Default::default(),
+        }
+    }
+
+    /// Read every task of the group once.
+    pub fn sample(&mut self) {
+        let Ok(procs) = std::fs::read_dir("/proc") else {
+            return;
+        };
+        for entry in procs.flatten() {
+            let name = entry.file_name();
+            let Some(pid) = name
+                .to_str()
+                .filter(|s| s.bytes().all(|b| b.is_ascii_digit()))
+            else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                continue;
+            };
+            if parse_pgrp(&stat) != Some(self.pgid) {
+                continue;
+            }
+            self.sample_process(pid);
+        }
+    }
+
+    /// Read one process's tasks (e.g. the zombie leader just before it is reaped).
+    pub fn sample_process(&mut self, pid: &str) {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+            return;
+        };
+        for task in tasks.flatten() {
+            let Some(tid) = task
+                .file_name()
+                .to_str()
+                .and_then(|t| t.parse::<u64>().ok())
+            else {
+                continue;
+            };
+            if let Some(wait) = std::fs::read_to_string(task.path().join("schedstat"))
+                .ok()
+                .and_then(|t| t.split_whitespace().nth(1)?.parse::<u64>().ok())
+            {
+                self.wait_ns.insert(tid, wait);
+            }
+        }
+    }
+
+    /// Total run-queue wait seen, seconds.
+    pub fn total_s(&self) -> f64 {
+        self.wait_ns.values().sum::<u64>() as f64 / 1e9
+    }
+}
+
+/// Field 5 of `/proc/<pid>/stat`: the process group.
+pub fn parse_pgrp(stat: &str) -> Option<i32> {
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(2)?.parse().ok()
+}
+
 /// Resource use of a reaped child and everything it reaped, from `wait4`.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Rusage {
     pub user_s: f64,
     pub sys_s: f64,
     pub max_rss_kib: u64,
+    pub voluntary_switches: u64,
+    pub involuntary_switches: u64,
 }
 
 pub fn rusage_from(ru: &libc::rusage) -> Rusage {
@@ -169,6 +246,8 @@ pub fn rusage_from(ru: &libc::rusage) -> Rusage {
         user_s: secs(ru.ru_utime),
         sys_s: secs(ru.ru_stime),
         max_rss_kib: ru.ru_maxrss.max(0) as u64,
+        voluntary_switches: ru.ru_nvcsw.max(0) as u64,
+        involuntary_switches: ru.ru_nivcsw.max(0) as u64,
     }
 }
 
@@ -204,6 +283,7 @@ mod tests {
         let text = format!("42 (a) b (c)) {}", fields.join(" "));
         let s = parse_proc_stat(&text).unwrap();
         assert_eq!((s.utime_ticks, s.stime_ticks), (14, 15));
+        assert_eq!(parse_pgrp(&text), Some(5));
         assert_eq!(s.blkio_ticks, 42);
     }
 

@@ -4,17 +4,25 @@
 //! states the same rule for readers; keep the two in step.
 //!
 //! The rule, in order:
-//! 1. Shorter than [`MIN_WALL_S`], or no wall time: `unknown`.
-//! 2. Stalled on I/O for at least [`STALL_HIGH`] of the wall time: the disk mattered.
+//! 1. Time the step's tasks waited for a CPU after being preempted (run-queue delay times
+//!    the share of involuntary switches) is taken out of the wall time, up to
+//!    [`MAX_CPU_WAIT_SHARE`] of it: it measures how busy the machine was, not what the step
+//!    needs. Every share below is of the remaining time.
+//! 2. Shorter than [`MIN_WALL_S`]: `unknown`.
+//! 3. Stalled on I/O for at least [`STALL_HIGH`] of the time, having moved at least
+//!    [`MIN_STORAGE_BYTES`] to or from storage: the disk mattered.
 //!    - If the CPU was also busy for at least [`CPU_HIGH`] of it: `mixed`.
-//!    - Else by how much of the wall time the bytes would take at this disk's sequential
+//!    - Else by how much of the time the bytes would take at this disk's sequential
 //!      speed (the "bandwidth share"): at least [`BANDWIDTH_HIGH`] is `bandwidth`, under
 //!      [`BANDWIDTH_LOW`] is `latency`, between is `mixed`. Without the disk's figures, the
 //!      average bytes per read/write call decides: at least [`LARGE_IO_BYTES`] is
 //!      `bandwidth`, else `latency`.
-//! 3. Else CPU busy for at least [`CPU_HIGH`] of the wall time: `cpu`.
-//! 4. Else a bandwidth share of at least [`BANDWIDTH_HIGH`]: `bandwidth`.
-//! 5. Else neither explains the time (network, a daemon, sleeps): `unknown`.
+//! 4. Else CPU busy for at least [`CPU_HIGH`] of the time: `cpu`.
+//! 5. Else a chain of short blocking waits: at least [`BLOCKS_PER_S`] voluntary switches a
+//!    second, at most [`CPU_PER_BLOCK_S`] of CPU between two, calls under
+//!    [`LARGE_IO_BYTES`]: `latency`.
+//! 6. Else a bandwidth share of at least [`BANDWIDTH_HIGH`]: `bandwidth`.
+//! 7. Else neither explains the time (network, a daemon, sleeps): `unknown`.
 
 use crate::record::{Bound, StepIo, TestResult};
 
@@ -30,6 +38,18 @@ pub const BANDWIDTH_HIGH: f64 = 0.50;
 pub const BANDWIDTH_LOW: f64 = 0.25;
 /// Without the disk's figures: average bytes per read/write call from which I/O is "large".
 pub const LARGE_IO_BYTES: f64 = 64.0 * 1024.0;
+/// Voluntary switches per second from which a step is a chain of short blocking waits...
+pub const BLOCKS_PER_S: f64 = 100.0;
+/// ...when it also uses at most this much CPU between two blocks...
+pub const CPU_PER_BLOCK_S: f64 = 0.001;
+// ...and moves less than LARGE_IO_BYTES per call.
+/// A step that moved less than this to or from storage is not judged disk-bound from the
+/// machine-wide stall figure (PSI sees every process's I/O).
+pub const MIN_STORAGE_BYTES: u64 = 1 << 20;
+/// At most this share of the wall time is discounted as waiting for a CPU.
+pub const MAX_CPU_WAIT_SHARE: f64 = 0.9;
+/// From this share of waiting for a CPU on, the verdict says the shares are of the rest.
+pub const CPU_WAIT_MENTION: f64 = 0.10;
 
 /// A step's own signals.
 #[derive(Clone, Debug, Default)]
@@ -43,6 +63,10 @@ pub struct StepSignals {
     pub io_pressure_s: Option<f64>,
     /// Block-I/O delay of the step's tasks (delay accounting), seconds.
     pub blkio_delay_s: Option<f64>,
+    /// Time the step's tasks waited for a CPU (run-queue delay), seconds.
+    pub cpu_wait_s: Option<f64>,
+    /// Context switches of the step's tree: (voluntary, involuntary).
+    pub switches: Option<(u64, u64)>,
 }
 
 /// This disk's sequential figures, from the same record or the newest one for this machine.
@@ -81,6 +105,11 @@ pub struct Verdict {
 /// The figures the rule looks at, derived once.
 struct Figures {
     wall_s: f64,
+    /// Share of the wall time the step waited for a CPU, as discounted (at most
+    /// [`MAX_CPU_WAIT_SHARE`]).
+    cpu_wait_share: f64,
+    /// The wall time left once the CPU wait is taken out: what the shares are of.
+    judged_s: f64,
     /// Share of wall time with (at least) one core busy, capped at 1.
     cpu_share: f64,
     cores_busy: f64,
@@ -89,12 +118,24 @@ struct Figures {
     bandwidth_share: Option<f64>,
     storage_mib_s: Option<f64>,
     bytes_per_call: Option<f64>,
+    /// Voluntary switches per judged second, and CPU seconds between two of them.
+    blocks_per_s: Option<f64>,
+    cpu_per_block_s: Option<f64>,
 }
 
 const MIB: f64 = 1024.0 * 1024.0;
 
 fn figures(s: &StepSignals, disk: &DiskFigures) -> Figures {
-    let wall_s = s.wall_s;
+    // Waiting for a CPU after being preempted says how busy the machine was, not what the
+    // step needs: it is taken out and the shares below are of the rest. Waiting for a CPU
+    // after a wake-up from a block (a voluntary switch) belongs to that block and stays.
+    let preempted = match s.switches {
+        Some((vol, invol)) if vol + invol > 0 => invol as f64 / (vol + invol) as f64,
+        _ => 1.0,
+    };
+    let cpu_wait_share =
+        (s.cpu_wait_s.unwrap_or(0.0) * preempted / s.wall_s).clamp(0.0, MAX_CPU_WAIT_SHARE);
+    let wall_s = s.wall_s * (1.0 - cpu_wait_share);
     let cores_busy = s.cpu_s / wall_s;
     let (stall_share, stall_source) = match (s.io_pressure_s, s.blkio_delay_s) {
         (Some(p), _) => (Some((p / wall_s).min(1.0)), "stalled on I/O (PSI)"),
@@ -103,7 +144,7 @@ fn figures(s: &StepSignals, disk: &DiskFigures) -> Figures {
     };
     let storage_mib_s =
         s.io.as_ref()
-            .map(|io| (io.read_bytes + io.write_bytes) as f64 / MIB / wall_s);
+            .map(|io| (io.read_bytes + io.write_bytes) as f64 / MIB / s.wall_s);
     // Time the bytes would take at this disk's sequential speed, as a share of the wall time.
     let bandwidth_share = s.io.as_ref().and_then(|io| {
         let part = |bytes: u64, mib_s: Option<f64>| -> Option<f64> {
@@ -126,7 +167,9 @@ fn figures(s: &StepSignals, disk: &DiskFigures) -> Figures {
         (calls > 0).then(|| (io.rchar + io.wchar) as f64 / calls as f64)
     });
     Figures {
-        wall_s,
+        wall_s: s.wall_s,
+        cpu_wait_share,
+        judged_s: wall_s,
         cpu_share: cores_busy.min(1.0),
         cores_busy,
         stall_share,
@@ -134,6 +177,11 @@ fn figures(s: &StepSignals, disk: &DiskFigures) -> Figures {
         bandwidth_share,
         storage_mib_s,
         bytes_per_call,
+        blocks_per_s: s.switches.map(|(vol, _)| vol as f64 / wall_s),
+        cpu_per_block_s: s
+            .switches
+            .filter(|(vol, _)| *vol > 0)
+            .map(|(vol, _)| s.cpu_s / vol as f64),
     }
 }
 
@@ -163,10 +211,19 @@ pub fn judge(s: &StepSignals, disk: &DiskFigures) -> Verdict {
         };
     }
     let f = figures(s, disk);
+    let of = if f.cpu_wait_share >= CPU_WAIT_MENTION {
+        format!(
+            "the {:.1} s of its {:.1} s not spent waiting for a CPU ({} waiting: a busy machine)",
+            f.judged_s,
+            f.wall_s,
+            pct(f.cpu_wait_share)
+        )
+    } else {
+        format!("{:.1} s", f.wall_s)
+    };
     let cpu = format!(
-        "on CPU {} of {:.1} s ({:.2} of {} cores busy)",
+        "on CPU {} of {of} ({:.2} of {} cores busy)",
         pct(f.cpu_share),
-        f.wall_s,
         f.cores_busy,
         s.vcpus
     );
@@ -187,7 +244,7 @@ pub fn judge(s: &StepSignals, disk: &DiskFigures) -> Verdict {
             ),
         };
     };
-    let stall_text = format!("{} {} of the wall time", f.stall_source, pct(stall));
+    let stall_text = format!("{} {} of that time", f.stall_source, pct(stall));
     let bytes_text = match (f.storage_mib_s, f.bandwidth_share) {
         (Some(rate), Some(share)) => format!(
             "storage traffic {rate:.1} MiB/s would take {} of the time at this disk's sequential speed",
@@ -203,7 +260,11 @@ pub fn judge(s: &StepSignals, disk: &DiskFigures) -> Verdict {
         .map(|b| format!("{} per read/write call", size(b)))
         .unwrap_or_else(|| "no call counts".into());
 
-    let (bound, why) = if stall >= STALL_HIGH {
+    // PSI is machine-wide: a step that hardly touched storage was not what stalled.
+    let touched_storage =
+        s.io.as_ref()
+            .is_none_or(|io| io.read_bytes + io.write_bytes >= MIN_STORAGE_BYTES);
+    let (bound, why) = if stall >= STALL_HIGH && touched_storage {
         if f.cpu_share >= CPU_HIGH {
             (
                 Bound::Mixed,
@@ -240,6 +301,21 @@ pub fn judge(s: &StepSignals, disk: &DiskFigures) -> Verdict {
             Bound::Cpu,
             format!("{}, {stall_text}, {bytes_text}.", capitalise(&cpu)),
         )
+    } else if let (Some(rate), Some(per_block), Some(per)) =
+        (f.blocks_per_s, f.cpu_per_block_s, f.bytes_per_call)
+        && rate >= BLOCKS_PER_S
+        && per_block <= CPU_PER_BLOCK_S
+        && per < LARGE_IO_BYTES
+    {
+        (
+            Bound::Latency,
+            format!(
+                "It blocked {rate:.0} times a second with {:.2} ms of CPU between blocks and \
+                 {per_call} ({cpu}, {stall_text}): a chain of short dependent waits such as \
+                 syncs, where each operation's round trip sets the pace.",
+                per_block * 1e3
+            ),
+        )
     } else if f.bandwidth_share.is_some_and(|b| b >= BANDWIDTH_HIGH) {
         (
             Bound::Bandwidth,
@@ -270,6 +346,62 @@ fn capitalise(s: &str) -> String {
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_chain_of_short_blocks_is_latency_bound_even_when_psi_misses_it() {
+        // sqlite on a crowded machine: 1 s, 0.15 s CPU, 0.7 s run-queue wait mostly after
+        // wake-ups (900 voluntary, 50 involuntary), PSI saw 3%.
+        let s = StepSignals {
+            wall_s: 1.0,
+            cpu_s: 0.15,
+            vcpus: 2,
+            io: io(0, 6 << 20, 2500),
+            io_pressure_s: Some(0.03),
+            blkio_delay_s: None,
+            cpu_wait_s: Some(0.7),
+            switches: Some((900, 50)),
+        };
+        let v = judge(&s, &disk());
+        assert_eq!(v.bound, Bound::Latency, "{}", v.why);
+        assert!(v.why.contains("blocked"), "{}", v.why);
+        // The same figures with preemptions instead: the machine was busy, the step idle.
+        let v = judge(
+            &StepSignals {
+                switches: Some((50, 900)),
+                ..s.clone()
+            },
+            &disk(),
+        );
+        assert_ne!(v.bound, Bound::Latency, "{}", v.why);
+    }
+
+    #[test]
+    fn waiting_for_a_cpu_is_taken_out_before_judging() {
+        // A sync chain on a crowded machine: 10 s, 7 s of it runnable but waiting for a CPU,
+        // 2 s stalled on I/O, 0.3 s on CPU. Of the 3 s left, 67% is I/O stall: latency.
+        let s = StepSignals {
+            wall_s: 10.0,
+            cpu_s: 0.3,
+            vcpus: 2,
+            io: io(0, 8 << 20, 2048),
+            io_pressure_s: Some(2.0),
+            blkio_delay_s: None,
+            cpu_wait_s: Some(7.0),
+            switches: None,
+        };
+        let v = judge(&s, &disk());
+        assert_eq!(v.bound, Bound::Latency, "{}", v.why);
+        assert!(v.why.contains("70% waiting"), "{}", v.why);
+        // Without the discount the same step would look idle.
+        let v = judge(
+            &StepSignals {
+                cpu_wait_s: None,
+                ..s
+            },
+            &disk(),
+        );
+        assert_eq!(v.bound, Bound::Unknown, "{}", v.why);
+    }
+
     fn io(read: u64, write: u64, calls: u64) -> Option<StepIo> {
         Some(StepIo {
             read_bytes: read,
@@ -299,6 +431,8 @@ mod tests {
             io: io(0, 40 << 20, 10_240),
             io_pressure_s: Some(7.0),
             blkio_delay_s: None,
+            cpu_wait_s: None,
+            switches: None,
         };
         let v = judge(&s, &disk());
         assert_eq!(v.bound, Bound::Latency, "{}", v.why);
@@ -318,6 +452,8 @@ mod tests {
             io: io(0, 1600 << 20, 1600),
             io_pressure_s: Some(8.0),
             blkio_delay_s: None,
+            cpu_wait_s: None,
+            switches: None,
         };
         let v = judge(&s, &disk());
         assert_eq!(v.bound, Bound::Bandwidth, "{}", v.why);
@@ -334,6 +470,8 @@ mod tests {
             io: io(0, 100 << 20, 5000),
             io_pressure_s: Some(0.5),
             blkio_delay_s: None,
+            cpu_wait_s: None,
+            switches: None,
         };
         let v = judge(&s, &disk());
         assert_eq!(v.bound, Bound::Cpu, "{}", v.why);
@@ -349,6 +487,8 @@ mod tests {
             io: io(0, 10 << 20, 100),
             io_pressure_s: Some(5.0),
             blkio_delay_s: None,
+            cpu_wait_s: None,
+            switches: None,
         };
         assert_eq!(judge(&s, &disk()).bound, Bound::Mixed);
         // Between the bandwidth thresholds: mixed too (0.35 share).
@@ -361,6 +501,22 @@ mod tests {
     }
 
     #[test]
+    fn machine_wide_stall_is_not_blamed_on_a_step_without_storage_traffic() {
+        // tmpfs: no bytes reach storage, someone else's I/O stalls the machine.
+        let s = StepSignals {
+            wall_s: 2.0,
+            cpu_s: 1.8,
+            vcpus: 2,
+            io: io(0, 0, 5000),
+            io_pressure_s: Some(1.0),
+            blkio_delay_s: None,
+            cpu_wait_s: Some(0.0),
+            switches: Some((10, 100)),
+        };
+        assert_eq!(judge(&s, &disk()).bound, Bound::Cpu);
+    }
+
+    #[test]
     fn idle_step_is_unknown_and_says_why() {
         let s = StepSignals {
             wall_s: 5.0,
@@ -369,6 +525,8 @@ mod tests {
             io: io(0, 0, 10),
             io_pressure_s: Some(0.1),
             blkio_delay_s: None,
+            cpu_wait_s: None,
+            switches: None,
         };
         let v = judge(&s, &disk());
         assert_eq!(v.bound, Bound::Unknown);
@@ -389,6 +547,8 @@ mod tests {
             io: None,
             io_pressure_s: None,
             blkio_delay_s: None,
+            cpu_wait_s: None,
+            switches: None,
         };
         let v = judge(&no_stall, &disk());
         assert_eq!(v.bound, Bound::Unknown);
