@@ -2,18 +2,20 @@
 //!
 //! The work is a dependent chain of 64-bit multiply/xor/shift rounds (a SplitMix64-style
 //! mixer): no memory traffic, no allocation, no floating point, so it tracks the core's
-//! integer speed and how many cores really run at once (SMT siblings and CPU quotas show up
-//! in the all-threads figure). A "unit" is one round.
+//! integer speed and how many cores really run at once (SMT siblings, CPU quotas and other
+//! tenants show up in the all-threads figure). A "unit" is one round; each phase runs whole
+//! chunks for a fixed time and counts the rounds done, so the probe takes the same ~0.3 s on
+//! a fast and a slow machine.
 
 use std::hint::black_box;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::record::CpuReference;
 
-/// Rounds per chunk: about 10 ms on a current core in an optimised build.
-const ROUNDS_PER_CHUNK: u64 = 1 << 23;
-/// Chunks per thread: about 100-200 ms per phase.
-const CHUNKS_PER_THREAD: u64 = 12;
+/// Rounds per chunk: about 1-2 ms on a current core in an optimised build.
+const ROUNDS_PER_CHUNK: u64 = 1 << 20;
+/// How long each phase (one thread, all threads) runs.
+const PHASE: Duration = Duration::from_millis(150);
 
 fn chunk(seed: u64) -> u64 {
     let mut x = seed;
@@ -28,28 +30,36 @@ fn chunk(seed: u64) -> u64 {
     acc
 }
 
-fn run_chunks(seed: u64, chunks: u64) -> u64 {
-    (0..chunks).fold(0, |acc, i| acc ^ chunk(black_box(seed + i)))
+/// Run whole chunks until `until` (at least one); returns the rounds done.
+fn run_until(seed: u64, until: Instant) -> u64 {
+    let mut chunks = 0;
+    let mut acc = 0;
+    while chunks == 0 || Instant::now() < until {
+        acc ^= chunk(black_box(seed + chunks));
+        chunks += 1;
+    }
+    black_box(acc);
+    chunks * ROUNDS_PER_CHUNK
 }
 
 /// Units per second on one thread, and in total with `threads` threads.
 pub fn measure(threads: u32) -> CpuReference {
     let threads = threads.max(1);
     // Warm up (frequency ramp, page faults of the code).
-    black_box(run_chunks(1, 1));
+    black_box(chunk(1));
 
     let t = Instant::now();
-    black_box(run_chunks(7, CHUNKS_PER_THREAD));
-    let single = (CHUNKS_PER_THREAD * ROUNDS_PER_CHUNK) as f64 / t.elapsed().as_secs_f64();
+    let rounds = run_until(7, t + PHASE);
+    let single = rounds as f64 / t.elapsed().as_secs_f64();
 
     let t = Instant::now();
-    std::thread::scope(|s| {
-        for i in 0..threads {
-            s.spawn(move || black_box(run_chunks(100 * i as u64, CHUNKS_PER_THREAD)));
-        }
+    let rounds: u64 = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|i| s.spawn(move || run_until(1000 * u64::from(i), t + PHASE)))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap_or(0)).sum()
     });
-    let all =
-        (threads as u64 * CHUNKS_PER_THREAD * ROUNDS_PER_CHUNK) as f64 / t.elapsed().as_secs_f64();
+    let all = rounds as f64 / t.elapsed().as_secs_f64();
     CpuReference {
         single_thread_ops_s: single,
         all_threads_ops_s: all,
@@ -65,5 +75,14 @@ mod tests {
     fn work_is_deterministic() {
         assert_eq!(chunk(42), chunk(42));
         assert_ne!(chunk(42), chunk(43));
+    }
+
+    #[test]
+    fn probe_is_short_and_counts_work() {
+        let t = Instant::now();
+        let r = measure(2);
+        assert!(r.single_thread_ops_s > 0.0 && r.all_threads_ops_s > 0.0);
+        assert_eq!(r.threads, 2);
+        assert!(t.elapsed() < Duration::from_secs(5));
     }
 }

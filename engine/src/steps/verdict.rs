@@ -18,9 +18,10 @@
 //!      average bytes per read/write call decides: at least [`LARGE_IO_BYTES`] is
 //!      `bandwidth`, else `latency`.
 //! 4. Else CPU busy for at least [`CPU_HIGH`] of the time: `cpu`.
-//! 5. Else a chain of short blocking waits: at least [`BLOCKS_PER_S`] voluntary switches a
-//!    second, at most [`CPU_PER_BLOCK_S`] of CPU between two, calls under
-//!    [`LARGE_IO_BYTES`]: `latency`.
+//! 5. Else a chain of blocking waits on storage (PSI can miss them: a task waiting for a
+//!    journal commit is not in iowait): at least [`BLOCKS_PER_S`] voluntary switches a
+//!    second, at most [`CPU_PER_BLOCK_S`] of CPU between two, at least
+//!    [`MIN_STORAGE_BYTES`] moved: latency or bandwidth as in 3.
 //! 6. Else a bandwidth share of at least [`BANDWIDTH_HIGH`]: `bandwidth`.
 //! 7. Else neither explains the time (network, a daemon, sleeps): `unknown`.
 
@@ -274,13 +275,7 @@ pub fn judge(s: &StepSignals, disk: &DiskFigures) -> Verdict {
                 ),
             )
         } else {
-            let kind = match (f.bandwidth_share, f.bytes_per_call) {
-                (Some(b), _) if b >= BANDWIDTH_HIGH => Bound::Bandwidth,
-                (Some(b), _) if b < BANDWIDTH_LOW => Bound::Latency,
-                (Some(_), _) => Bound::Mixed,
-                (None, Some(per)) if per >= LARGE_IO_BYTES => Bound::Bandwidth,
-                (None, _) => Bound::Latency,
-            };
+            let kind = disk_kind(&f);
             let tail = match kind {
                 Bound::Bandwidth => "it waits on moving bytes",
                 Bound::Latency => {
@@ -301,18 +296,24 @@ pub fn judge(s: &StepSignals, disk: &DiskFigures) -> Verdict {
             Bound::Cpu,
             format!("{}, {stall_text}, {bytes_text}.", capitalise(&cpu)),
         )
-    } else if let (Some(rate), Some(per_block), Some(per)) =
-        (f.blocks_per_s, f.cpu_per_block_s, f.bytes_per_call)
+    } else if let (Some(rate), Some(per_block)) = (f.blocks_per_s, f.cpu_per_block_s)
         && rate >= BLOCKS_PER_S
         && per_block <= CPU_PER_BLOCK_S
-        && per < LARGE_IO_BYTES
+        && touched_storage
+        && s.io.is_some()
     {
+        let kind = disk_kind(&f);
+        let tail = match kind {
+            Bound::Latency => "each small operation's round trip (a sync, a read) sets the pace",
+            Bound::Bandwidth => "each block moves a large piece, so the transfer sets the pace",
+            _ => "partly small round trips, partly transfers",
+        };
         (
-            Bound::Latency,
+            kind,
             format!(
-                "It blocked {rate:.0} times a second with {:.2} ms of CPU between blocks and \
-                 {per_call} ({cpu}, {stall_text}): a chain of short dependent waits such as \
-                 syncs, where each operation's round trip sets the pace.",
+                "It blocked {rate:.0} times a second with {:.2} ms of CPU between blocks, \
+                 {per_call}, {bytes_text} ({cpu}, {stall_text}): a chain of dependent waits \
+                 where {tail}.",
                 per_block * 1e3
             ),
         )
@@ -325,13 +326,25 @@ pub fn judge(s: &StepSignals, disk: &DiskFigures) -> Verdict {
         (
             Bound::Unknown,
             format!(
-                "{}, {stall_text}: neither explains the wall time, so the step waited on \
-                 something else (network, a daemon, sleeps).",
+                "{}, {stall_text}, {bytes_text}, {per_call}: none of these explains the wall \
+                 time, so the step waited on something else (network, a daemon, sleeps).",
                 capitalise(&cpu)
             ),
         )
     };
     Verdict { bound, why }
+}
+
+/// Latency or bandwidth for a step whose waits are on the disk: by the bandwidth share when
+/// this disk's figures are known, else by the bytes per call.
+fn disk_kind(f: &Figures) -> Bound {
+    match (f.bandwidth_share, f.bytes_per_call) {
+        (Some(b), _) if b >= BANDWIDTH_HIGH => Bound::Bandwidth,
+        (Some(b), _) if b < BANDWIDTH_LOW => Bound::Latency,
+        (Some(_), _) => Bound::Mixed,
+        (None, Some(per)) if per >= LARGE_IO_BYTES => Bound::Bandwidth,
+        (None, _) => Bound::Latency,
+    }
 }
 
 fn capitalise(s: &str) -> String {
@@ -363,6 +376,15 @@ mod tests {
         let v = judge(&s, &disk());
         assert_eq!(v.bound, Bound::Latency, "{}", v.why);
         assert!(v.why.contains("blocked"), "{}", v.why);
+        // The same chain moving 1 MiB per call is bandwidth-bound (dd with O_DIRECT).
+        let v = judge(
+            &StepSignals {
+                io: io(0, 256 << 20, 256),
+                ..s.clone()
+            },
+            &DiskFigures::default(),
+        );
+        assert_eq!(v.bound, Bound::Bandwidth, "{}", v.why);
         // The same figures with preemptions instead: the machine was busy, the step idle.
         let v = judge(
             &StepSignals {
