@@ -142,6 +142,10 @@ fn write_random(path: &Path, len: usize, rng: &mut Xorshift) -> Result<()> {
     let mut buf = vec![0u8; 1 << 20];
     let mut left = len;
     while left > 0 {
+        // Laying out a large context takes seconds: let Ctrl-C through.
+        if crate::cancel::requested() {
+            return Err(crate::error::interrupted());
+        }
         let n = left.min(buf.len());
         for chunk in buf[..n].chunks_mut(8) {
             let v = rng.next().to_le_bytes();

@@ -496,7 +496,11 @@ fn finish(
                 io_pressure_s: m.pressure_some_s,
                 blkio_delay_s: m.blkio_delay_s,
                 cpu_wait_s: m.cpu_wait_s,
-                switches: Some((m.rusage.voluntary_switches, m.rusage.involuntary_switches)),
+                // With a daemon counted, the client's switches no longer describe the
+                // step's work: leave them out of the verdict.
+                switches: daemon
+                    .is_none()
+                    .then_some((m.rusage.voluntary_switches, m.rusage.involuntary_switches)),
             },
             &ctx.disk,
         );

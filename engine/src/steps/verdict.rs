@@ -9,7 +9,8 @@
 //!    [`MAX_CPU_WAIT_SHARE`] of it: it measures how busy the machine was, not what the step
 //!    needs. Every share below is of the remaining time.
 //! 2. Shorter than [`MIN_WALL_S`]: `unknown`.
-//! 3. Stalled on I/O for at least [`STALL_HIGH`] of the time, having moved at least
+//! 3. Stalled on I/O for at least [`STALL_HIGH`] of the time (PSI: of the whole wall time,
+//!    it is machine-wide), having moved at least
 //!    [`MIN_STORAGE_BYTES`] to or from storage: the disk mattered.
 //!    - If the CPU was also busy for at least [`CPU_HIGH`] of it: `mixed`.
 //!    - Else by how much of the time the bytes would take at this disk's sequential
@@ -116,6 +117,7 @@ struct Figures {
     cores_busy: f64,
     stall_share: Option<f64>,
     stall_source: &'static str,
+    stall_of: &'static str,
     bandwidth_share: Option<f64>,
     storage_mib_s: Option<f64>,
     bytes_per_call: Option<f64>,
@@ -138,10 +140,20 @@ fn figures(s: &StepSignals, disk: &DiskFigures) -> Figures {
         (s.cpu_wait_s.unwrap_or(0.0) * preempted / s.wall_s).clamp(0.0, MAX_CPU_WAIT_SHARE);
     let wall_s = s.wall_s * (1.0 - cpu_wait_share);
     let cores_busy = s.cpu_s / wall_s;
-    let (stall_share, stall_source) = match (s.io_pressure_s, s.blkio_delay_s) {
-        (Some(p), _) => (Some((p / wall_s).min(1.0)), "stalled on I/O (PSI)"),
-        (None, Some(d)) => (Some((d / wall_s).min(1.0)), "in block-I/O delay"),
-        (None, None) => (None, ""),
+    let (stall_share, stall_source, stall_of) = match (s.io_pressure_s, s.blkio_delay_s) {
+        // PSI is machine-wide and runs on the machine's clock: it is set against the whole
+        // wall time, or a crowded machine's I/O would be blamed on the step.
+        (Some(p), _) => (
+            Some((p / s.wall_s).min(1.0)),
+            "the machine stalled on I/O (PSI) for",
+            "of the wall time",
+        ),
+        (None, Some(d)) => (
+            Some((d / wall_s).min(1.0)),
+            "in block-I/O delay for",
+            "of that time",
+        ),
+        (None, None) => (None, "", ""),
     };
     let storage_mib_s =
         s.io.as_ref()
@@ -175,6 +187,7 @@ fn figures(s: &StepSignals, disk: &DiskFigures) -> Figures {
         cores_busy,
         stall_share,
         stall_source,
+        stall_of,
         bandwidth_share,
         storage_mib_s,
         bytes_per_call,
@@ -245,7 +258,7 @@ pub fn judge(s: &StepSignals, disk: &DiskFigures) -> Verdict {
             ),
         };
     };
-    let stall_text = format!("{} {} of that time", f.stall_source, pct(stall));
+    let stall_text = format!("{} {} {}", f.stall_source, pct(stall), f.stall_of);
     let bytes_text = match (f.storage_mib_s, f.bandwidth_share) {
         (Some(rate), Some(share)) => format!(
             "storage traffic {rate:.1} MiB/s would take {} of the time at this disk's sequential speed",
@@ -398,21 +411,21 @@ mod tests {
 
     #[test]
     fn waiting_for_a_cpu_is_taken_out_before_judging() {
-        // A sync chain on a crowded machine: 10 s, 7 s of it runnable but waiting for a CPU,
-        // 2 s stalled on I/O, 0.3 s on CPU. Of the 3 s left, 67% is I/O stall: latency.
+        // A compile on a crowded machine: 10 s, 7 s of it preempted and waiting for a CPU,
+        // 2.5 s on CPU. Of the 3.1 s left, 81% on CPU: cpu.
         let s = StepSignals {
             wall_s: 10.0,
-            cpu_s: 0.3,
+            cpu_s: 2.5,
             vcpus: 2,
             io: io(0, 8 << 20, 2048),
-            io_pressure_s: Some(2.0),
+            io_pressure_s: Some(0.2),
             blkio_delay_s: None,
             cpu_wait_s: Some(7.0),
-            switches: None,
+            switches: Some((10, 1000)),
         };
         let v = judge(&s, &disk());
-        assert_eq!(v.bound, Bound::Latency, "{}", v.why);
-        assert!(v.why.contains("70% waiting"), "{}", v.why);
+        assert_eq!(v.bound, Bound::Cpu, "{}", v.why);
+        assert!(v.why.contains("69% waiting"), "{}", v.why);
         // Without the discount the same step would look idle.
         let v = judge(
             &StepSignals {
