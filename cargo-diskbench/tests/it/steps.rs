@@ -318,3 +318,98 @@ fn ctrl_c_ends_the_step_group_and_leaves_nothing_behind() {
         "the step's sleep still runs: {state}"
     );
 }
+
+/// A measured column as a record holds it (only what the verdict reads is meaningful).
+fn column(id: &str, rw: &str, mib_s: f64) -> Value {
+    let stats = serde_json::json!({
+        "ios": 1000, "bytes": 1u64 << 30, "iops": mib_s, "mib_s": mib_s,
+        "lat_ns": null, "hist": null
+    });
+    serde_json::json!({
+        "id": id,
+        "job": { "rw": rw, "bs": 1048576, "iodepth": 32, "numjobs": 1, "size": 1u64 << 30,
+                 "direct": true, "sync": "none", "rwmixread": null },
+        "engine": { "used": "psync", "fallback": null, "direct": true },
+        "elapsed_s": 5.0,
+        "read": if rw == "read" { stats.clone() } else { Value::Null },
+        "write": if rw == "write" { stats } else { Value::Null },
+        "cpu": { "user_s": 0.0, "sys_s": 0.0 }
+    })
+}
+
+/// `steps` takes this disk's sequential figures from the newest record for this machine and
+/// this storage, and says which record it used.
+#[test]
+fn verdicts_use_the_newest_record_for_this_disk() {
+    let project = tempfile::tempdir().unwrap();
+    std::fs::write(
+        project.path().join("diskbench.toml"),
+        "[[steps]]\nid = \"stream\"\nrun = \"dd if=/dev/zero of=$DISKBENCH_SCRATCH/big bs=1M \
+         count=256 oflag=direct status=none\"\n",
+    )
+    .unwrap();
+    let dir = work_disk_dir();
+    let results = tempfile::tempdir().unwrap();
+    let record = |id: &str, finished: &str, path: &Path, label: &str| {
+        serde_json::json!({
+            "schema": "diskbench.record/1", "id": id, "source": "measured",
+            "started_at": finished, "finished_at": finished,
+            "tool": { "name": "cargo-diskbench", "version": "0" },
+            "runner": { "label": label, "provider": null, "arch": "x64", "vcpus": 2,
+                        "memory_gib": 1.0, "cpu_model": "", "kernel": "", "os": "" },
+            "storage": { "path": path.display().to_string(), "fstype": "", "mount_source": "",
+                         "mount_options": "", "class": "unknown" },
+            "settings": { "suite": "standard", "runtime_s": 5.0, "ramp_s": 1.0,
+                          "size": 1u64 << 30, "engine": "auto" },
+            "tests": [column("seq-read", "read", 900.0), column("seq-write", "write", 800.0)]
+        })
+    };
+    let write = |name: &str, v: Value| {
+        std::fs::write(results.path().join(name), serde_json::to_vec(&v).unwrap()).unwrap()
+    };
+    write(
+        "old.json",
+        record("a", "2026-01-01T00:00:00Z", dir.path(), "testbox"),
+    );
+    write(
+        "new.json",
+        record("b", "2026-06-01T00:00:00Z", dir.path(), "testbox"),
+    );
+    // Newer, but another machine or another disk: not used.
+    write(
+        "other.json",
+        record("c", "2026-09-01T00:00:00Z", dir.path(), "elsewhere"),
+    );
+    write(
+        "shm.json",
+        record(
+            "d",
+            "2026-09-01T00:00:00Z",
+            Path::new("/dev/shm"),
+            "testbox",
+        ),
+    );
+    write("junk.json", Value::String("not a record".into()));
+
+    let mut cmd = common::bin();
+    cmd.current_dir(project.path())
+        .args([
+            "steps", "--only", "stream", "--json", "-", "--label", "testbox", "--dir",
+        ])
+        .arg(dir.path())
+        .arg("--results")
+        .arg(results.path());
+    let (out, rec) = run_json(&mut cmd);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = step(&rec, "stream");
+    assert!(s["notes"].to_string().contains("new.json"), "{s:#}");
+    let why = s["why"].as_str().unwrap();
+    assert!(why.contains("at this disk's sequential speed"), "{why}");
+    assert_empty(dir.path());
+    // Nothing was added to the results folder without --save.
+    assert_eq!(std::fs::read_dir(results.path()).unwrap().count(), 5);
+}

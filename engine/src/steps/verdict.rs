@@ -138,7 +138,15 @@ fn figures(s: &StepSignals, disk: &DiskFigures) -> Figures {
     };
     let cpu_wait_share =
         (s.cpu_wait_s.unwrap_or(0.0) * preempted / s.wall_s).clamp(0.0, MAX_CPU_WAIT_SHARE);
-    let wall_s = s.wall_s * (1.0 - cpu_wait_share);
+    // Run-queue waits of parallel tasks add up beyond the critical path: never judge on less
+    // time than the CPU used could fill on all cores.
+    let floor_s = if s.vcpus > 0 {
+        s.cpu_s / f64::from(s.vcpus)
+    } else {
+        0.0
+    };
+    let wall_s = (s.wall_s * (1.0 - cpu_wait_share)).max(floor_s.min(s.wall_s));
+    let cpu_wait_share = 1.0 - wall_s / s.wall_s;
     let cores_busy = s.cpu_s / wall_s;
     let (stall_share, stall_source, stall_of) = match (s.io_pressure_s, s.blkio_delay_s) {
         // PSI is machine-wide and runs on the machine's clock: it is set against the whole
@@ -283,7 +291,7 @@ pub fn judge(s: &StepSignals, disk: &DiskFigures) -> Verdict {
             (
                 Bound::Mixed,
                 format!(
-                    "{}, and {cpu}: CPU and I/O both weigh.",
+                    "{}, and {cpu}; {bytes_text}: CPU and I/O both weigh.",
                     capitalise(&stall_text)
                 ),
             )
@@ -426,6 +434,18 @@ mod tests {
         let v = judge(&s, &disk());
         assert_eq!(v.bound, Bound::Cpu, "{}", v.why);
         assert!(v.why.contains("69% waiting"), "{}", v.why);
+        // Parallel tasks' waits add up beyond the wall time: the judged time never drops
+        // below what the CPU used fills on all cores, so no more than 2 of 2 cores are busy.
+        let v = judge(
+            &StepSignals {
+                cpu_s: 8.0,
+                cpu_wait_s: Some(30.0),
+                ..s.clone()
+            },
+            &disk(),
+        );
+        assert_eq!(v.bound, Bound::Cpu, "{}", v.why);
+        assert!(v.why.contains("2.00 of 2 cores"), "{}", v.why);
         // Without the discount the same step would look idle.
         let v = judge(
             &StepSignals {
