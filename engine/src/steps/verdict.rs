@@ -327,7 +327,7 @@ pub fn judge(s: &StepSignals, disk: &DiskFigures) -> Verdict {
         let tail = match kind {
             Bound::Latency => "each small operation's round trip (a sync, a read) sets the pace",
             Bound::Bandwidth => "each block moves a large piece, so the transfer sets the pace",
-            _ => "partly small round trips, partly transfers",
+            _ => "both the round trips and the transfers set the pace",
         };
         (
             kind,
