@@ -517,12 +517,27 @@ pub struct StepResult {
     /// Block-I/O delay of the step's tasks (delay accounting), seconds.
     #[serde(default)]
     pub blkio_delay_s: Option<f64>,
+    /// Time the step's tasks were runnable but waiting for a CPU (run-queue delay from
+    /// /proc/<pid>/task/<tid>/schedstat, summed over the tasks), seconds. High on a shared
+    /// or oversubscribed machine; the verdict judges the rest of the wall time.
+    #[serde(default)]
+    pub cpu_wait_s: Option<f64>,
+    /// Context switches of the reaped tree (`wait4` rusage): voluntary ones are blocks on
+    /// I/O, locks or children; involuntary ones are preemptions.
+    #[serde(default)]
+    pub voluntary_switches: Option<u64>,
+    #[serde(default)]
+    pub involuntary_switches: Option<u64>,
     /// Signals that could not be collected, with the reason.
     #[serde(default)]
     pub unavailable: Vec<String>,
     pub bound: Bound,
     /// One sentence with the figures behind the verdict.
     pub why: String,
+    /// How the figures were gathered where it matters to read them, e.g. what a generated
+    /// input held or that a daemon's processes are counted.
+    #[serde(default)]
+    pub notes: Vec<String>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]

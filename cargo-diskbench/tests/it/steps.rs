@@ -1,1 +1,415 @@
-//! Integration tests: steps.
+//! Integration tests: the real build steps, run for real at small sizes.
+//!
+//! Every test runs the binary in an empty project folder (no Cargo.toml above it) unless it
+//! writes one, and checks that nothing is left in `--dir` afterwards.
+
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::common;
+
+/// A scratch folder on the work disk (target/tmp), not on tmpfs.
+fn work_disk_dir() -> tempfile::TempDir {
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+}
+
+fn steps_cmd(project: &Path, dir: &Path, args: &[&str]) -> Command {
+    let mut cmd = common::bin();
+    cmd.current_dir(project)
+        .args(["steps", "--dir"])
+        .arg(dir)
+        .args(["--json", "-", "--results"])
+        .arg(project.join("no-results"))
+        .args(args);
+    cmd
+}
+
+fn run_json(cmd: &mut Command) -> (Output, Value) {
+    let out = cmd.output().expect("cannot start cargo-diskbench");
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not a record ({e}); stderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out, json)
+}
+
+fn step<'a>(record: &'a Value, id: &str) -> &'a Value {
+    record["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == id)
+        .unwrap_or_else(|| panic!("no step {id} in {record:#}"))
+}
+
+fn assert_empty(dir: &Path) {
+    let left: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert!(left.is_empty(), "left behind in --dir: {left:?}");
+}
+
+#[test]
+fn sqlite_step_is_latency_bound() {
+    let project = tempfile::tempdir().unwrap();
+    let dir = work_disk_dir();
+    let (out, rec) = run_json(&mut steps_cmd(
+        project.path(),
+        dir.path(),
+        &["--only", "sqlite", "--sqlite-transactions", "400"],
+    ));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = step(&rec, "sqlite");
+    assert_eq!(s["status"], "ok", "{s:#}");
+    assert_eq!(s["bound"], "latency", "{s:#}");
+    assert!(s["io"]["write_bytes"].as_u64().unwrap() > 0, "{s:#}");
+    assert!(s["io_pressure_s"].is_number(), "{s:#}");
+    // Delay accounting is off by default: said so, not silently missing.
+    assert!(
+        rec["cpu_reference"]["single_thread_ops_s"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+    assert!(rec["tests"].as_array().unwrap().is_empty());
+    assert_empty(dir.path());
+}
+
+#[test]
+fn generated_cargo_build_is_cpu_bound() {
+    let project = tempfile::tempdir().unwrap();
+    let dir = work_disk_dir();
+    let (out, rec) = run_json(&mut steps_cmd(
+        project.path(),
+        dir.path(),
+        &["--only", "cargo-build", "--crate-modules", "3"],
+    ));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = step(&rec, "cargo-build");
+    assert_eq!(s["status"], "ok", "{s:#}");
+    assert_eq!(s["bound"], "cpu", "{s:#}");
+    assert!(s["user_s"].as_f64().unwrap() > 0.1, "{s:#}");
+    assert!(s["notes"].to_string().contains("generated crate"), "{s:#}");
+    assert_empty(dir.path());
+}
+
+/// A step that streams a large file straight to the disk: bandwidth-bound, or it says why
+/// not with the figures.
+#[test]
+fn large_file_step_is_bandwidth_bound_or_says_why() {
+    let project = tempfile::tempdir().unwrap();
+    std::fs::write(
+        project.path().join("diskbench.toml"),
+        "[[steps]]\nid = \"stream\"\nrun = \"dd if=/dev/zero of=$DISKBENCH_SCRATCH/big bs=1M \
+         count=256 oflag=direct conv=fsync status=none\"\n",
+    )
+    .unwrap();
+    let dir = work_disk_dir();
+    let (out, rec) = run_json(&mut steps_cmd(
+        project.path(),
+        dir.path(),
+        &["--only", "stream"],
+    ));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = step(&rec, "stream");
+    assert_eq!(s["status"], "ok", "{s:#}");
+    assert!(
+        s["io"]["write_bytes"].as_u64().unwrap() >= 256 << 20,
+        "{s:#}"
+    );
+    let why = s["why"].as_str().unwrap();
+    assert!(
+        s["bound"] == "bandwidth" || (why.contains("MiB/s") && why.contains('%')),
+        "{s:#}"
+    );
+    assert_empty(dir.path());
+}
+
+#[test]
+fn built_in_docker_build_is_timed_and_its_image_removed() {
+    let project = tempfile::tempdir().unwrap();
+    let dir = work_disk_dir();
+    let (out, rec) = run_json(&mut steps_cmd(
+        project.path(),
+        dir.path(),
+        &["--only", "docker-build", "--docker-context-mib", "8"],
+    ));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = step(&rec, "docker-build");
+    assert_eq!(s["status"], "ok", "{s:#}");
+    assert!(s["wall_s"].as_f64().unwrap() > 0.0);
+    assert!(s["io"]["wchar"].as_u64().unwrap() > 8 << 20, "{s:#}");
+    assert!(s["notes"].to_string().contains("FROM scratch"), "{s:#}");
+    assert_empty(dir.path());
+    let images = Command::new("docker")
+        .args([
+            "image",
+            "ls",
+            "-q",
+            "--filter",
+            "reference=diskbench-step-*",
+        ])
+        .output()
+        .unwrap();
+    assert!(images.stdout.is_empty(), "image left behind");
+}
+
+#[test]
+fn docker_build_is_skipped_when_no_engine_answers() {
+    let project = tempfile::tempdir().unwrap();
+    let dir = work_disk_dir();
+    let (out, rec) = run_json(
+        steps_cmd(project.path(), dir.path(), &["--only", "docker-build"])
+            .env("DOCKER_HOST", "unix:///nonexistent.sock"),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = step(&rec, "docker-build");
+    assert_eq!(s["status"], "skipped", "{s:#}");
+    let reason = s["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("no docker engine answered at unix:///nonexistent.sock"),
+        "{reason}"
+    );
+    assert_empty(dir.path());
+}
+
+fn cargo_project(metadata: &str) -> tempfile::TempDir {
+    let project = tempfile::tempdir().unwrap();
+    std::fs::write(
+        project.path().join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"demo\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+             [workspace]\n\n[workspace.metadata.diskbench]\n{metadata}\n"
+        ),
+    )
+    .unwrap();
+    std::fs::create_dir(project.path().join("src")).unwrap();
+    std::fs::write(project.path().join("src/lib.rs"), "").unwrap();
+    project
+}
+
+#[test]
+fn user_steps_from_cargo_metadata_run_and_a_failing_one_is_recorded() {
+    let project = cargo_project(
+        "steps = [{ id = \"hello\", run = \"test -f Cargo.toml && echo hi > $DISKBENCH_SCRATCH/x\" },\n\
+         { id = \"broken\", name = \"fails\", run = \"echo first; echo last words; exit 7\" },\n\
+         { id = \"after\", run = \"true\" }]",
+    );
+    let dir = work_disk_dir();
+    let (out, rec) = run_json(&mut steps_cmd(
+        project.path(),
+        dir.path(),
+        &["--only", "hello,broken,after"],
+    ));
+    // A user step failed: the record is written, the exit code says so.
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("broken (exited with code 7)"), "{stderr}");
+    assert_eq!(step(&rec, "hello")["status"], "ok");
+    let broken = step(&rec, "broken");
+    assert_eq!(broken["status"], "failed");
+    assert_eq!(broken["exit_code"], 7);
+    assert_eq!(broken["output_tail"], "first\nlast words");
+    // The run went on after the failure.
+    assert_eq!(step(&rec, "after")["status"], "ok");
+    assert_empty(dir.path());
+
+    // --fail-fast stops at the failure.
+    let (out, rec) = run_json(&mut steps_cmd(
+        project.path(),
+        dir.path(),
+        &["--only", "broken,after", "--fail-fast"],
+    ));
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(rec["steps"].as_array().unwrap().len(), 1);
+    assert_empty(dir.path());
+}
+
+#[test]
+fn malformed_config_is_refused_naming_file_key_and_problem() {
+    let project = cargo_project("steps = [{ id = \"t\", run = 3 }]");
+    let dir = work_disk_dir();
+    let out = steps_cmd(project.path(), dir.path(), &[]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("Cargo.toml"), "{stderr}");
+    assert!(
+        stderr.contains("workspace.metadata.diskbench.steps[0].run: expected a string"),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty());
+    assert_empty(dir.path());
+
+    let out = steps_cmd(project.path(), dir.path(), &["--only", "nope"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn ctrl_c_ends_the_step_group_and_leaves_nothing_behind() {
+    let project = tempfile::tempdir().unwrap();
+    let marks = tempfile::tempdir().unwrap();
+    let pid_file = marks.path().join("sleep.pid");
+    std::fs::write(
+        project.path().join("diskbench.toml"),
+        format!(
+            "[[steps]]\nid = \"slow\"\nrun = \"head -c 100000 /dev/zero > $DISKBENCH_SCRATCH/f; \
+             sleep 60 & echo $! > {}; wait\"\n",
+            pid_file.display()
+        ),
+    )
+    .unwrap();
+    let dir = work_disk_dir();
+    let mut child = steps_cmd(project.path(), dir.path(), &["--only", "slow"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while std::fs::read_to_string(&pid_file).map_or(true, |s| !s.ends_with('\n')) {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the step never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let sleep_pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // SAFETY: signalling the child we started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert_empty(dir.path());
+    // The step's background job went with its group (gone, or a zombie awaiting init).
+    let state = std::fs::read_to_string(format!("/proc/{sleep_pid}/stat")).unwrap_or_default();
+    assert!(
+        state.is_empty() || state.contains(") Z"),
+        "the step's sleep still runs: {state}"
+    );
+}
+
+/// A measured column as a record holds it (only what the verdict reads is meaningful).
+fn column(id: &str, rw: &str, mib_s: f64) -> Value {
+    let stats = serde_json::json!({
+        "ios": 1000, "bytes": 1u64 << 30, "iops": mib_s, "mib_s": mib_s,
+        "lat_ns": null, "hist": null
+    });
+    serde_json::json!({
+        "id": id,
+        "job": { "rw": rw, "bs": 1048576, "iodepth": 32, "numjobs": 1, "size": 1u64 << 30,
+                 "direct": true, "sync": "none", "rwmixread": null },
+        "engine": { "used": "psync", "fallback": null, "direct": true },
+        "elapsed_s": 5.0,
+        "read": if rw == "read" { stats.clone() } else { Value::Null },
+        "write": if rw == "write" { stats } else { Value::Null },
+        "cpu": { "user_s": 0.0, "sys_s": 0.0 }
+    })
+}
+
+/// `steps` takes this disk's sequential figures from the newest record for this machine and
+/// this storage, and says which record it used.
+#[test]
+fn verdicts_use_the_newest_record_for_this_disk() {
+    let project = tempfile::tempdir().unwrap();
+    std::fs::write(
+        project.path().join("diskbench.toml"),
+        "[[steps]]\nid = \"stream\"\nrun = \"dd if=/dev/zero of=$DISKBENCH_SCRATCH/big bs=1M \
+         count=256 oflag=direct status=none\"\n",
+    )
+    .unwrap();
+    let dir = work_disk_dir();
+    let results = tempfile::tempdir().unwrap();
+    let record = |id: &str, finished: &str, path: &Path, label: &str| {
+        serde_json::json!({
+            "schema": "diskbench.record/1", "id": id, "source": "measured",
+            "started_at": finished, "finished_at": finished,
+            "tool": { "name": "cargo-diskbench", "version": "0" },
+            "runner": { "label": label, "provider": null, "arch": "x64", "vcpus": 2,
+                        "memory_gib": 1.0, "cpu_model": "", "kernel": "", "os": "" },
+            "storage": { "path": path.display().to_string(), "fstype": "", "mount_source": "",
+                         "mount_options": "", "class": "unknown" },
+            "settings": { "suite": "standard", "runtime_s": 5.0, "ramp_s": 1.0,
+                          "size": 1u64 << 30, "engine": "auto" },
+            "tests": [column("seq-read", "read", 900.0), column("seq-write", "write", 800.0)]
+        })
+    };
+    let write = |name: &str, v: Value| {
+        std::fs::write(results.path().join(name), serde_json::to_vec(&v).unwrap()).unwrap()
+    };
+    write(
+        "old.json",
+        record("a", "2026-01-01T00:00:00Z", dir.path(), "testbox"),
+    );
+    write(
+        "new.json",
+        record("b", "2026-06-01T00:00:00Z", dir.path(), "testbox"),
+    );
+    // Newer, but another machine or another disk: not used.
+    write(
+        "other.json",
+        record("c", "2026-09-01T00:00:00Z", dir.path(), "elsewhere"),
+    );
+    write(
+        "shm.json",
+        record(
+            "d",
+            "2026-09-01T00:00:00Z",
+            Path::new("/dev/shm"),
+            "testbox",
+        ),
+    );
+    write("junk.json", Value::String("not a record".into()));
+
+    let mut cmd = common::bin();
+    cmd.current_dir(project.path())
+        .args([
+            "steps", "--only", "stream", "--json", "-", "--label", "testbox", "--dir",
+        ])
+        .arg(dir.path())
+        .arg("--results")
+        .arg(results.path());
+    let (out, rec) = run_json(&mut cmd);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = step(&rec, "stream");
+    assert!(s["notes"].to_string().contains("new.json"), "{s:#}");
+    let why = s["why"].as_str().unwrap();
+    assert!(why.contains("at this disk's sequential speed"), "{why}");
+    assert_empty(dir.path());
+    // Nothing was added to the results folder without --save.
+    assert_eq!(std::fs::read_dir(results.path()).unwrap().count(), 5);
+}

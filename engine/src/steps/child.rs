@@ -1,0 +1,323 @@
+//! Run one step as a child in its own process group and measure it.
+//!
+//! The child gets its own process group so that Ctrl-C (which the terminal sends to our
+//! group only) is turned into an orderly end of the step's whole tree: SIGTERM to the group,
+//! a grace period, then SIGKILL. The exit is noticed with a pidfd (or a short sleep loop
+//! where pidfds are missing) and the child is first waited with `WNOWAIT`, so its
+//! `/proc/<pid>/io` and `/proc/<pid>/stat` can be read while it is a zombie, before `wait4`
+//! reaps it and returns the rusage of the whole reaped tree.
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+
+use super::probe::{self, Pressure, Rusage};
+use crate::record::StepIo;
+
+/// How long a step gets between SIGTERM and SIGKILL after Ctrl-C.
+const TERM_GRACE: Duration = Duration::from_secs(3);
+
+/// What a finished child left behind.
+#[derive(Debug, Default)]
+pub struct Measured {
+    pub wall_s: f64,
+    /// The exit code, when the child exited (rather than being killed by a signal).
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub rusage: Rusage,
+    /// The child's whole reaped tree.
+    pub io: Option<StepIo>,
+    /// Machine-wide I/O stall during the step: "some" and "full", seconds.
+    pub pressure_some_s: Option<f64>,
+    pub pressure_full_s: Option<f64>,
+    /// Block-I/O delay of the top process (delay accounting on only).
+    pub blkio_delay_s: Option<f64>,
+    /// Run-queue wait of the step's tasks, sampled (see [`probe::RunQueueSampler`]).
+    pub cpu_wait_s: Option<f64>,
+    /// Signals that could not be collected, with the reason.
+    pub unavailable: Vec<String>,
+    /// The last lines of stdout and stderr, interleaved as written.
+    pub output_tail: String,
+}
+
+impl Measured {
+    pub fn succeeded(&self) -> bool {
+        self.exit_code == Some(0)
+    }
+}
+
+/// The last `n` lines of a stream, kept while it is read.
+#[derive(Default)]
+struct Tail {
+    lines: VecDeque<String>,
+    done: bool,
+}
+
+/// Run `cmd` to its end (or until Ctrl-C) and measure it. `tail_lines` lines of its output
+/// are kept. Returns `error::interrupted()` when Ctrl-C arrived; the group is gone by then.
+pub fn run_measured(mut cmd: Command, tail_lines: usize) -> Result<Measured> {
+    let (reader, writer) = std::io::pipe().context("cannot create a pipe for the step's output")?;
+    let writer2 = writer
+        .try_clone()
+        .context("cannot duplicate the step's output pipe")?;
+    cmd.stdin(Stdio::null())
+        .stdout(writer)
+        .stderr(writer2)
+        .process_group(0);
+
+    let mut unavailable = Vec::new();
+    let delay_on = match probe::delay_accounting() {
+        Ok(()) => true,
+        Err(why) => {
+            unavailable.push(why);
+            false
+        }
+    };
+    let pressure_before = probe::read_pressure();
+    let started = Instant::now();
+    let child = cmd
+        .spawn()
+        .with_context(|| format!("cannot start {:?}", cmd.get_program()))?;
+    // The Command still holds the pipe's write ends: drop them, or the reader never ends.
+    drop(cmd);
+    let pid = child.id() as libc::pid_t;
+
+    let tail = Arc::new(Mutex::new(Tail::default()));
+    let tail_for_reader = Arc::clone(&tail);
+    std::thread::spawn(move || {
+        let mut r = BufReader::new(reader);
+        let mut buf = Vec::new();
+        loop {
+            buf.clear();
+            match r.read_until(b'\n', &mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    let line = String::from_utf8_lossy(&buf).trim_end().to_string();
+                    let mut t = tail_for_reader.lock().unwrap_or_else(|e| e.into_inner());
+                    t.lines.push_back(line);
+                    while t.lines.len() > tail_lines {
+                        t.lines.pop_front();
+                    }
+                }
+            }
+        }
+        tail_for_reader
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .done = true;
+    });
+
+    let mut run_queue = probe::RunQueueSampler::new(pid);
+    let interrupted = !wait_exit(pid, true, Some(&mut run_queue));
+    let wall_s = started.elapsed().as_secs_f64();
+    if interrupted {
+        end_group(pid);
+    }
+
+    // The child is a zombie now: read what it left before reaping it.
+    let pressure_after = probe::read_pressure();
+    let io = match probe::read_proc_io(&pid.to_string()) {
+        Ok(io) => Some(io),
+        Err(why) => {
+            unavailable.push(format!("io: {why}"));
+            None
+        }
+    };
+    let blkio_delay_s = if delay_on {
+        probe::read_proc_stat(&pid.to_string())
+            .map(|s| s.blkio_ticks as f64 / probe::clock_ticks_per_s())
+    } else {
+        None
+    };
+    run_queue.sample_process(&pid.to_string());
+    let cpu_wait_s = Some(run_queue.total_s());
+    // Anything the step left running in its group (a background job) ends with it.
+    // SAFETY: the leader is an unreaped zombie, so `pid` still names this group.
+    unsafe { libc::killpg(pid, libc::SIGKILL) };
+
+    let (status, rusage) = reap(pid)?;
+    drop(child);
+
+    let (pressure_some_s, pressure_full_s) = match (pressure_before, pressure_after) {
+        (Ok(b), Ok(a)) => pressure_delta(b, a),
+        (Err(why), _) | (_, Err(why)) => {
+            unavailable.push(why);
+            (None, None)
+        }
+    };
+
+    // Give the reader a moment to drain the pipe; a straggler that left the group may hold it.
+    let drain_deadline = Instant::now() + Duration::from_secs(1);
+    let output_tail = loop {
+        let t = tail.lock().unwrap_or_else(|e| e.into_inner());
+        if t.done || Instant::now() >= drain_deadline {
+            break t.lines.iter().cloned().collect::<Vec<_>>().join("\n");
+        }
+        drop(t);
+        std::thread::sleep(Duration::from_millis(5));
+    };
+
+    if interrupted {
+        return Err(crate::error::interrupted());
+    }
+    let (exit_code, signal) = if libc::WIFEXITED(status) {
+        (Some(libc::WEXITSTATUS(status)), None)
+    } else if libc::WIFSIGNALED(status) {
+        (None, Some(libc::WTERMSIG(status)))
+    } else {
+        (None, None)
+    };
+    Ok(Measured {
+        wall_s,
+        exit_code,
+        signal,
+        rusage,
+        io,
+        pressure_some_s,
+        pressure_full_s,
+        blkio_delay_s,
+        cpu_wait_s,
+        unavailable,
+        output_tail,
+    })
+}
+
+fn pressure_delta(before: Pressure, after: Pressure) -> (Option<f64>, Option<f64>) {
+    let some = after.some_us.saturating_sub(before.some_us) as f64 / 1e6;
+    let full = match (before.full_us, after.full_us) {
+        (Some(b), Some(a)) => Some(a.saturating_sub(b) as f64 / 1e6),
+        _ => None,
+    };
+    (Some(some), full)
+}
+
+/// How often the step's tasks are sampled for their run-queue wait.
+const SAMPLE_EVERY: Duration = Duration::from_millis(200);
+
+/// Wait until `pid` has exited (it stays a zombie). Returns false if Ctrl-C came first
+/// (only when `cancellable`). Samples the group's run-queue wait meanwhile.
+fn wait_exit(
+    pid: libc::pid_t,
+    cancellable: bool,
+    mut run_queue: Option<&mut probe::RunQueueSampler>,
+) -> bool {
+    let mut next_sample = Instant::now() + SAMPLE_EVERY;
+    // SAFETY: pidfd_open takes a pid and flags and returns a new fd or -1.
+    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as libc::c_int;
+    let result = loop {
+        if has_exited(pid) {
+            break true;
+        }
+        if cancellable && crate::cancel::requested() {
+            break false;
+        }
+        if let Some(rq) = run_queue.as_deref_mut()
+            && Instant::now() >= next_sample
+        {
+            rq.sample();
+            next_sample = Instant::now() + SAMPLE_EVERY;
+        }
+        if pidfd >= 0 {
+            let mut fds = libc::pollfd {
+                fd: pidfd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd we own. EINTR (Ctrl-C) just loops to the flag check.
+            unsafe { libc::poll(&mut fds, 1, 100) };
+        } else {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    };
+    if pidfd >= 0 {
+        // SAFETY: closing the fd pidfd_open gave us.
+        unsafe { libc::close(pidfd) };
+    }
+    result
+}
+
+fn has_exited(pid: libc::pid_t) -> bool {
+    // SAFETY: waitid writes only into `info`, which we own; WNOWAIT leaves the child unreaped.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    let rc = unsafe {
+        libc::waitid(
+            libc::P_PID,
+            pid as libc::id_t,
+            &mut info,
+            libc::WEXITED | libc::WNOWAIT | libc::WNOHANG,
+        )
+    };
+    // SAFETY: reading the pid field of a siginfo that waitid filled (or left zeroed).
+    rc == 0 && unsafe { info.si_pid() } == pid
+}
+
+/// Ctrl-C: SIGTERM to the group, a grace period, then SIGKILL; returns once the leader exited.
+fn end_group(pid: libc::pid_t) {
+    // SAFETY: the leader is not reaped yet, so `pid` still names the step's group.
+    unsafe { libc::killpg(pid, libc::SIGTERM) };
+    let deadline = Instant::now() + TERM_GRACE;
+    while Instant::now() < deadline {
+        if has_exited(pid) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: as above; kills whatever of the group is left, leader included.
+    unsafe { libc::killpg(pid, libc::SIGKILL) };
+    wait_exit(pid, false, None);
+}
+
+fn reap(pid: libc::pid_t) -> Result<(libc::c_int, Rusage)> {
+    let mut status: libc::c_int = 0;
+    // SAFETY: zeroed rusage is a valid value; wait4 fills `status` and `ru`, both ours.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
+        if rc == pid {
+            return Ok((status, probe::rusage_from(&ru)));
+        }
+        let err = std::io::Error::last_os_error();
+        if err.kind() != std::io::ErrorKind::Interrupted {
+            return Err(err).context(format!("wait4 on step process {pid}"));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn measures_exit_code_output_and_io() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cmd = Command::new("sh");
+        cmd.args([
+            "-c",
+            "for i in 1 2 3 4 5; do echo line $i; done; head -c 100000 /dev/zero > f; \
+             echo oops >&2; exit 3",
+        ])
+        .current_dir(dir.path());
+        let m = run_measured(cmd, 3).unwrap();
+        assert_eq!(m.exit_code, Some(3));
+        assert_eq!(m.output_tail, "line 4\nline 5\noops");
+        let io = m.io.unwrap();
+        assert!(io.wchar >= 100_000, "{io:?}");
+        assert!(m.wall_s > 0.0);
+    }
+
+    #[test]
+    fn background_jobs_do_not_hold_the_step() {
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", "sleep 30 & echo started"]);
+        let t = Instant::now();
+        let m = run_measured(cmd, 5).unwrap();
+        assert!(m.succeeded());
+        assert!(t.elapsed() < Duration::from_secs(10));
+        assert_eq!(m.output_tail, "started");
+    }
+}

@@ -1,0 +1,91 @@
+//! The `sqlite` step: what a database-backed test suite does to a disk.
+//!
+//! Many small transactions with `synchronous=FULL`, then indexed reads, through rusqlite's
+//! bundled SQLite. It runs in a child process (this same binary, re-executed with a hidden
+//! option) so that its CPU, memory and I/O are measured exactly like any other step, by
+//! `wait4` and `/proc/<pid>/io`, with nothing of the parent mixed in.
+//!
+//! Journal mode: WAL. It is what applications and their test fixtures commonly switch on
+//! (Rails' default since 7.1, most ORMs recommend it), and with `synchronous=FULL` each
+//! commit is one append to the WAL plus one fsync, which maps one-to-one onto the
+//! `sync-write` column (a small write, then a sync). The default rollback journal would add a
+//! file create/delete and a second sync per commit: slower, but the same kind of wait.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+
+/// The rows each transaction writes: a test inserting a few records and updating one.
+const ROWS_PER_TRANSACTION: u32 = 4;
+/// Indexed point reads per transaction written, done after the writes.
+const READS_PER_TRANSACTION: u32 = 20;
+
+/// The whole workload, in this process. The step runs it in a child; tests call it directly.
+pub fn workload(db_path: &Path, transactions: u32) -> Result<()> {
+    let mut conn = rusqlite::Connection::open(db_path)
+        .with_context(|| format!("cannot open the database {}", db_path.display()))?;
+    let mode: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
+    anyhow::ensure!(
+        mode.eq_ignore_ascii_case("wal"),
+        "{}: SQLite refused WAL (journal_mode = {mode})",
+        db_path.display()
+    );
+    conn.execute_batch(
+        "PRAGMA synchronous=FULL;
+         CREATE TABLE items (id INTEGER PRIMARY KEY, owner TEXT NOT NULL, n INTEGER NOT NULL,
+                             body BLOB NOT NULL);
+         CREATE INDEX items_owner ON items(owner, n);",
+    )?;
+    let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    for t in 0..transactions {
+        let tx = conn.transaction()?;
+        {
+            let mut insert =
+                tx.prepare_cached("INSERT INTO items (owner, n, body) VALUES (?1, ?2, ?3)")?;
+            for r in 0..ROWS_PER_TRANSACTION {
+                let body: Vec<u8> = (0..25).flat_map(|_| next().to_le_bytes()).collect();
+                insert.execute(rusqlite::params![format!("user-{}", t % 97), r, body])?;
+            }
+            tx.execute(
+                "UPDATE items SET n = n + 1 WHERE owner = ?1 AND n = 0",
+                [format!("user-{}", next() % 97)],
+            )?;
+        }
+        tx.commit()?;
+    }
+    let mut select =
+        conn.prepare("SELECT count(*), sum(length(body)) FROM items WHERE owner = ?1 AND n = ?2")?;
+    let mut seen: i64 = 0;
+    for _ in 0..transactions * READS_PER_TRANSACTION {
+        let owner = format!("user-{}", next() % 97);
+        let n = (next() % ROWS_PER_TRANSACTION as u64) as i64;
+        seen += select.query_row(rusqlite::params![owner, n], |r| r.get::<_, i64>(0))?;
+    }
+    anyhow::ensure!(seen > 0, "the indexed reads found no rows");
+    drop(select);
+    conn.close().map_err(|(_, e)| e)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn workload_writes_and_reads_back() {
+        let d = tempfile::tempdir().unwrap();
+        let db = d.path().join("t.db");
+        workload(&db, 20).unwrap();
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        let rows: i64 = conn
+            .query_row("SELECT count(*) FROM items", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(rows, 20 * ROWS_PER_TRANSACTION as i64);
+    }
+}

@@ -1,0 +1,621 @@
+//! The verdict: what bound a step, from its own signals and this disk's columns.
+//!
+//! A pure function, so the rule is tested with made-up figures. `content/verdicts.md`
+//! states the same rule for readers; keep the two in step.
+//!
+//! The rule, in order:
+//! 1. Time the step's tasks waited for a CPU after being preempted (run-queue delay times
+//!    the share of involuntary switches) is taken out of the wall time, up to
+//!    [`MAX_CPU_WAIT_SHARE`] of it: it measures how busy the machine was, not what the step
+//!    needs. Every share below is of the remaining time.
+//! 2. Shorter than [`MIN_WALL_S`]: `unknown`.
+//! 3. Stalled on I/O for at least [`STALL_HIGH`] of the time (PSI: of the whole wall time,
+//!    it is machine-wide), having moved at least
+//!    [`MIN_STORAGE_BYTES`] to or from storage: the disk mattered.
+//!    - If the CPU was also busy for at least [`CPU_HIGH`] of it: `mixed`.
+//!    - Else by how much of the time the bytes would take at this disk's sequential
+//!      speed (the "bandwidth share"): at least [`BANDWIDTH_HIGH`] is `bandwidth`, under
+//!      [`BANDWIDTH_LOW`] is `latency`, between is `mixed`. Without the disk's figures, the
+//!      average bytes per read/write call decides: at least [`LARGE_IO_BYTES`] is
+//!      `bandwidth`, else `latency`.
+//! 4. Else CPU busy for at least [`CPU_HIGH`] of the time: `cpu`.
+//! 5. Else a chain of blocking waits on storage (PSI can miss them: a task waiting for a
+//!    journal commit is not in iowait): at least [`BLOCKS_PER_S`] voluntary switches a
+//!    second, at most [`CPU_PER_BLOCK_S`] of CPU between two, at least
+//!    [`MIN_STORAGE_BYTES`] moved: latency or bandwidth as in 3.
+//! 6. Else a bandwidth share of at least [`BANDWIDTH_HIGH`]: `bandwidth`.
+//! 7. Else neither explains the time (network, a daemon, sleeps): `unknown`.
+
+use crate::record::{Bound, StepIo, TestResult};
+
+/// Below this, start-up noise dominates and no verdict is given.
+pub const MIN_WALL_S: f64 = 0.2;
+/// Share of wall time stalled on I/O from which the disk is said to matter.
+pub const STALL_HIGH: f64 = 0.30;
+/// Share of wall time with a core busy from which the step is said to be CPU-bound.
+pub const CPU_HIGH: f64 = 0.60;
+/// Bandwidth share (bytes at this disk's sequential speed / wall) from which it is bandwidth.
+pub const BANDWIDTH_HIGH: f64 = 0.50;
+/// Bandwidth share under which a stalled step is said to wait on per-operation latency.
+pub const BANDWIDTH_LOW: f64 = 0.25;
+/// Without the disk's figures: average bytes per read/write call from which I/O is "large".
+pub const LARGE_IO_BYTES: f64 = 64.0 * 1024.0;
+/// Voluntary switches per second from which a step is a chain of short blocking waits...
+pub const BLOCKS_PER_S: f64 = 100.0;
+/// ...when it also uses at most this much CPU between two blocks...
+pub const CPU_PER_BLOCK_S: f64 = 0.001;
+// ...and moves less than LARGE_IO_BYTES per call.
+/// A step that moved less than this to or from storage is not judged disk-bound from the
+/// machine-wide stall figure (PSI sees every process's I/O).
+pub const MIN_STORAGE_BYTES: u64 = 1 << 20;
+/// At most this share of the wall time is discounted as waiting for a CPU.
+pub const MAX_CPU_WAIT_SHARE: f64 = 0.9;
+/// From this share of waiting for a CPU on, the verdict says the shares are of the rest.
+pub const CPU_WAIT_MENTION: f64 = 0.10;
+
+/// A step's own signals.
+#[derive(Clone, Debug, Default)]
+pub struct StepSignals {
+    pub wall_s: f64,
+    /// User + system CPU of the step's tree (and any daemon counted with it).
+    pub cpu_s: f64,
+    pub vcpus: u32,
+    pub io: Option<StepIo>,
+    /// Machine-wide "some" I/O stall during the step, seconds.
+    pub io_pressure_s: Option<f64>,
+    /// Block-I/O delay of the step's tasks (delay accounting), seconds.
+    pub blkio_delay_s: Option<f64>,
+    /// Time the step's tasks waited for a CPU (run-queue delay), seconds.
+    pub cpu_wait_s: Option<f64>,
+    /// Context switches of the step's tree: (voluntary, involuntary).
+    pub switches: Option<(u64, u64)>,
+}
+
+/// This disk's sequential figures, from the same record or the newest one for this machine.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DiskFigures {
+    pub seq_read_mib_s: Option<f64>,
+    pub seq_write_mib_s: Option<f64>,
+}
+
+impl DiskFigures {
+    pub fn from_columns(columns: &[TestResult]) -> DiskFigures {
+        let mib_s = |id: &str| {
+            columns
+                .iter()
+                .find(|t| t.id == id)
+                .and_then(|t| t.headline())
+                .filter(|v| *v > 0.0)
+        };
+        DiskFigures {
+            seq_read_mib_s: mib_s("seq-read"),
+            seq_write_mib_s: mib_s("seq-write"),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.seq_read_mib_s.is_none() && self.seq_write_mib_s.is_none()
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Verdict {
+    pub bound: Bound,
+    pub why: String,
+}
+
+/// The figures the rule looks at, derived once.
+struct Figures {
+    wall_s: f64,
+    /// Share of the wall time the step waited for a CPU, as discounted (at most
+    /// [`MAX_CPU_WAIT_SHARE`]).
+    cpu_wait_share: f64,
+    /// The wall time left once the CPU wait is taken out: what the shares are of.
+    judged_s: f64,
+    /// Share of wall time with (at least) one core busy, capped at 1.
+    cpu_share: f64,
+    cores_busy: f64,
+    stall_share: Option<f64>,
+    stall_source: &'static str,
+    stall_of: &'static str,
+    bandwidth_share: Option<f64>,
+    storage_mib_s: Option<f64>,
+    bytes_per_call: Option<f64>,
+    /// Voluntary switches per judged second, and CPU seconds between two of them.
+    blocks_per_s: Option<f64>,
+    cpu_per_block_s: Option<f64>,
+}
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+fn figures(s: &StepSignals, disk: &DiskFigures) -> Figures {
+    // Waiting for a CPU after being preempted says how busy the machine was, not what the
+    // step needs: it is taken out and the shares below are of the rest. Waiting for a CPU
+    // after a wake-up from a block (a voluntary switch) belongs to that block and stays.
+    let preempted = match s.switches {
+        Some((vol, invol)) if vol + invol > 0 => invol as f64 / (vol + invol) as f64,
+        _ => 1.0,
+    };
+    let cpu_wait_share =
+        (s.cpu_wait_s.unwrap_or(0.0) * preempted / s.wall_s).clamp(0.0, MAX_CPU_WAIT_SHARE);
+    // Run-queue waits of parallel tasks add up beyond the critical path: never judge on less
+    // time than the CPU used could fill on all cores.
+    let floor_s = if s.vcpus > 0 {
+        s.cpu_s / f64::from(s.vcpus)
+    } else {
+        0.0
+    };
+    let wall_s = (s.wall_s * (1.0 - cpu_wait_share)).max(floor_s.min(s.wall_s));
+    let cpu_wait_share = 1.0 - wall_s / s.wall_s;
+    let cores_busy = s.cpu_s / wall_s;
+    let (stall_share, stall_source, stall_of) = match (s.io_pressure_s, s.blkio_delay_s) {
+        // PSI is machine-wide and runs on the machine's clock: it is set against the whole
+        // wall time, or a crowded machine's I/O would be blamed on the step.
+        (Some(p), _) => (
+            Some((p / s.wall_s).min(1.0)),
+            "the machine stalled on I/O (PSI) for",
+            "of the wall time",
+        ),
+        (None, Some(d)) => (
+            Some((d / wall_s).min(1.0)),
+            "in block-I/O delay for",
+            "of that time",
+        ),
+        (None, None) => (None, "", ""),
+    };
+    let storage_mib_s =
+        s.io.as_ref()
+            .map(|io| (io.read_bytes + io.write_bytes) as f64 / MIB / s.wall_s);
+    // Time the bytes would take at this disk's sequential speed, as a share of the wall time.
+    let bandwidth_share = s.io.as_ref().and_then(|io| {
+        let part = |bytes: u64, mib_s: Option<f64>| -> Option<f64> {
+            if bytes == 0 {
+                Some(0.0)
+            } else {
+                mib_s.map(|m| bytes as f64 / MIB / m)
+            }
+        };
+        if disk.is_empty() {
+            return None;
+        }
+        // A missing direction falls back on the other one: better than no figure.
+        let read = part(io.read_bytes, disk.seq_read_mib_s.or(disk.seq_write_mib_s))?;
+        let write = part(io.write_bytes, disk.seq_write_mib_s.or(disk.seq_read_mib_s))?;
+        Some((read + write) / wall_s)
+    });
+    let bytes_per_call = s.io.as_ref().and_then(|io| {
+        let calls = io.syscr + io.syscw;
+        (calls > 0).then(|| (io.rchar + io.wchar) as f64 / calls as f64)
+    });
+    Figures {
+        wall_s: s.wall_s,
+        cpu_wait_share,
+        judged_s: wall_s,
+        cpu_share: cores_busy.min(1.0),
+        cores_busy,
+        stall_share,
+        stall_source,
+        stall_of,
+        bandwidth_share,
+        storage_mib_s,
+        bytes_per_call,
+        blocks_per_s: s.switches.map(|(vol, _)| vol as f64 / wall_s),
+        cpu_per_block_s: s
+            .switches
+            .filter(|(vol, _)| *vol > 0)
+            .map(|(vol, _)| s.cpu_s / vol as f64),
+    }
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.0}%", x * 100.0)
+}
+
+fn size(bytes: f64) -> String {
+    if bytes >= MIB {
+        format!("{:.1} MiB", bytes / MIB)
+    } else if bytes >= 1024.0 {
+        format!("{:.1} KiB", bytes / 1024.0)
+    } else {
+        format!("{bytes:.0} B")
+    }
+}
+
+/// Judge one step. `disk` may be empty (no columns for this disk): the verdict says so.
+pub fn judge(s: &StepSignals, disk: &DiskFigures) -> Verdict {
+    if s.wall_s.is_nan() || s.wall_s < MIN_WALL_S {
+        return Verdict {
+            bound: Bound::Unknown,
+            why: format!(
+                "The step took {:.2} s, too short (under {MIN_WALL_S} s) for a verdict.",
+                s.wall_s
+            ),
+        };
+    }
+    let f = figures(s, disk);
+    let of = if f.cpu_wait_share >= CPU_WAIT_MENTION {
+        format!(
+            "the {:.1} s of its {:.1} s not spent waiting for a CPU ({} waiting: a busy machine)",
+            f.judged_s,
+            f.wall_s,
+            pct(f.cpu_wait_share)
+        )
+    } else {
+        format!("{:.1} s", f.wall_s)
+    };
+    let cpu = format!(
+        "on CPU {} of {of} ({:.2} of {} cores busy)",
+        pct(f.cpu_share),
+        f.cores_busy,
+        s.vcpus
+    );
+    let Some(stall) = f.stall_share else {
+        // Without a stall signal, only a clearly CPU-bound step can be judged.
+        if f.cpu_share >= CPU_HIGH {
+            return Verdict {
+                bound: Bound::Cpu,
+                why: format!("{cpu}; no I/O stall signal was available."),
+            };
+        }
+        return Verdict {
+            bound: Bound::Unknown,
+            why: format!(
+                "{}; no I/O stall signal (PSI, delay accounting) was available to say what the \
+                 rest of the time went to.",
+                capitalise(&cpu)
+            ),
+        };
+    };
+    let stall_text = format!("{} {} {}", f.stall_source, pct(stall), f.stall_of);
+    let bytes_text = match (f.storage_mib_s, f.bandwidth_share) {
+        (Some(rate), Some(share)) => format!(
+            "storage traffic {rate:.1} MiB/s would take {} of the time at this disk's sequential speed",
+            pct(share)
+        ),
+        (Some(rate), None) => format!(
+            "storage traffic {rate:.1} MiB/s (no sequential figures for this disk, so judged from the step alone)"
+        ),
+        (None, _) => "no I/O counters".to_string(),
+    };
+    let per_call = f
+        .bytes_per_call
+        .map(|b| format!("{} per read/write call", size(b)))
+        .unwrap_or_else(|| "no call counts".into());
+
+    // PSI is machine-wide: a step that hardly touched storage was not what stalled.
+    let touched_storage =
+        s.io.as_ref()
+            .is_none_or(|io| io.read_bytes + io.write_bytes >= MIN_STORAGE_BYTES);
+    let (bound, why) = if stall >= STALL_HIGH && touched_storage {
+        if f.cpu_share >= CPU_HIGH {
+            (
+                Bound::Mixed,
+                format!(
+                    "{}, and {cpu}; {bytes_text}: CPU and I/O both weigh.",
+                    capitalise(&stall_text)
+                ),
+            )
+        } else {
+            let kind = disk_kind(&f);
+            let tail = match kind {
+                Bound::Bandwidth => "it waits on moving bytes",
+                Bound::Latency => {
+                    "it waits on many small, dependent operations, not on moving bytes"
+                }
+                _ => "it waits partly on operations and partly on moving bytes",
+            };
+            (
+                kind,
+                format!(
+                    "{}; {bytes_text}, {per_call}, {cpu}: {tail}.",
+                    capitalise(&stall_text)
+                ),
+            )
+        }
+    } else if f.cpu_share >= CPU_HIGH {
+        (
+            Bound::Cpu,
+            format!("{}, {stall_text}, {bytes_text}.", capitalise(&cpu)),
+        )
+    } else if let (Some(rate), Some(per_block)) = (f.blocks_per_s, f.cpu_per_block_s)
+        && rate >= BLOCKS_PER_S
+        && per_block <= CPU_PER_BLOCK_S
+        && touched_storage
+        && s.io.is_some()
+    {
+        let kind = disk_kind(&f);
+        let tail = match kind {
+            Bound::Latency => "each small operation's round trip (a sync, a read) sets the pace",
+            Bound::Bandwidth => "each block moves a large piece, so the transfer sets the pace",
+            _ => "both the round trips and the transfers set the pace",
+        };
+        (
+            kind,
+            format!(
+                "It blocked {rate:.0} times a second with {:.2} ms of CPU between blocks, \
+                 {per_call}, {bytes_text} ({cpu}, {stall_text}): a chain of dependent waits \
+                 where {tail}.",
+                per_block * 1e3
+            ),
+        )
+    } else if f.bandwidth_share.is_some_and(|b| b >= BANDWIDTH_HIGH) {
+        (
+            Bound::Bandwidth,
+            format!("{}; {stall_text}, {cpu}.", capitalise(&bytes_text)),
+        )
+    } else {
+        (
+            Bound::Unknown,
+            format!(
+                "{}, {stall_text}, {bytes_text}, {per_call}: none of these explains the wall \
+                 time, so the step waited on something else (network, a daemon, sleeps).",
+                capitalise(&cpu)
+            ),
+        )
+    };
+    Verdict { bound, why }
+}
+
+/// Latency or bandwidth for a step whose waits are on the disk: by the bandwidth share when
+/// this disk's figures are known, else by the bytes per call.
+fn disk_kind(f: &Figures) -> Bound {
+    match (f.bandwidth_share, f.bytes_per_call) {
+        (Some(b), _) if b >= BANDWIDTH_HIGH => Bound::Bandwidth,
+        (Some(b), _) if b < BANDWIDTH_LOW => Bound::Latency,
+        (Some(_), _) => Bound::Mixed,
+        (None, Some(per)) if per >= LARGE_IO_BYTES => Bound::Bandwidth,
+        (None, _) => Bound::Latency,
+    }
+}
+
+fn capitalise(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(first) => first.to_uppercase().collect::<String>() + c.as_str(),
+        None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_chain_of_short_blocks_is_latency_bound_even_when_psi_misses_it() {
+        // sqlite on a crowded machine: 1 s, 0.15 s CPU, 0.7 s run-queue wait mostly after
+        // wake-ups (900 voluntary, 50 involuntary), PSI saw 3%.
+        let s = StepSignals {
+            wall_s: 1.0,
+            cpu_s: 0.15,
+            vcpus: 2,
+            io: io(0, 6 << 20, 2500),
+            io_pressure_s: Some(0.03),
+            blkio_delay_s: None,
+            cpu_wait_s: Some(0.7),
+            switches: Some((900, 50)),
+        };
+        let v = judge(&s, &disk());
+        assert_eq!(v.bound, Bound::Latency, "{}", v.why);
+        assert!(v.why.contains("blocked"), "{}", v.why);
+        // The same chain moving 1 MiB per call is bandwidth-bound (dd with O_DIRECT).
+        let v = judge(
+            &StepSignals {
+                io: io(0, 256 << 20, 256),
+                ..s.clone()
+            },
+            &DiskFigures::default(),
+        );
+        assert_eq!(v.bound, Bound::Bandwidth, "{}", v.why);
+        // The same figures with preemptions instead: the machine was busy, the step idle.
+        let v = judge(
+            &StepSignals {
+                switches: Some((50, 900)),
+                ..s.clone()
+            },
+            &disk(),
+        );
+        assert_ne!(v.bound, Bound::Latency, "{}", v.why);
+    }
+
+    #[test]
+    fn waiting_for_a_cpu_is_taken_out_before_judging() {
+        // A compile on a crowded machine: 10 s, 7 s of it preempted and waiting for a CPU,
+        // 2.5 s on CPU. Of the 3.1 s left, 81% on CPU: cpu.
+        let s = StepSignals {
+            wall_s: 10.0,
+            cpu_s: 2.5,
+            vcpus: 2,
+            io: io(0, 8 << 20, 2048),
+            io_pressure_s: Some(0.2),
+            blkio_delay_s: None,
+            cpu_wait_s: Some(7.0),
+            switches: Some((10, 1000)),
+        };
+        let v = judge(&s, &disk());
+        assert_eq!(v.bound, Bound::Cpu, "{}", v.why);
+        assert!(v.why.contains("69% waiting"), "{}", v.why);
+        // Parallel tasks' waits add up beyond the wall time: the judged time never drops
+        // below what the CPU used fills on all cores, so no more than 2 of 2 cores are busy.
+        let v = judge(
+            &StepSignals {
+                cpu_s: 8.0,
+                cpu_wait_s: Some(30.0),
+                ..s.clone()
+            },
+            &disk(),
+        );
+        assert_eq!(v.bound, Bound::Cpu, "{}", v.why);
+        assert!(v.why.contains("2.00 of 2 cores"), "{}", v.why);
+        // Without the discount the same step would look idle.
+        let v = judge(
+            &StepSignals {
+                cpu_wait_s: None,
+                ..s
+            },
+            &disk(),
+        );
+        assert_eq!(v.bound, Bound::Unknown, "{}", v.why);
+    }
+
+    fn io(read: u64, write: u64, calls: u64) -> Option<StepIo> {
+        Some(StepIo {
+            read_bytes: read,
+            write_bytes: write,
+            syscr: calls / 2,
+            syscw: calls - calls / 2,
+            rchar: read,
+            wchar: write,
+            cancelled_write_bytes: 0,
+        })
+    }
+
+    fn disk() -> DiskFigures {
+        DiskFigures {
+            seq_read_mib_s: Some(400.0),
+            seq_write_mib_s: Some(200.0),
+        }
+    }
+
+    #[test]
+    fn sync_heavy_small_writes_are_latency_bound() {
+        // sqlite-like: 10 s, 1 s of CPU, 7 s stalled, 40 MiB written in 4 KiB calls.
+        let s = StepSignals {
+            wall_s: 10.0,
+            cpu_s: 1.0,
+            vcpus: 2,
+            io: io(0, 40 << 20, 10_240),
+            io_pressure_s: Some(7.0),
+            blkio_delay_s: None,
+            cpu_wait_s: None,
+            switches: None,
+        };
+        let v = judge(&s, &disk());
+        assert_eq!(v.bound, Bound::Latency, "{}", v.why);
+        assert!(v.why.contains("70%"), "{}", v.why);
+        assert!(v.why.contains("4.0 KiB per read/write call"), "{}", v.why);
+        // Without the disk's figures the small calls still say latency.
+        assert_eq!(judge(&s, &DiskFigures::default()).bound, Bound::Latency);
+    }
+
+    #[test]
+    fn streaming_near_sequential_speed_is_bandwidth_bound() {
+        // 10 s writing 1.6 GiB at 160 MiB/s on a 200 MiB/s disk: share 0.8.
+        let s = StepSignals {
+            wall_s: 10.0,
+            cpu_s: 1.5,
+            vcpus: 2,
+            io: io(0, 1600 << 20, 1600),
+            io_pressure_s: Some(8.0),
+            blkio_delay_s: None,
+            cpu_wait_s: None,
+            switches: None,
+        };
+        let v = judge(&s, &disk());
+        assert_eq!(v.bound, Bound::Bandwidth, "{}", v.why);
+        assert!(v.why.contains("80%"), "{}", v.why);
+        assert_eq!(judge(&s, &DiskFigures::default()).bound, Bound::Bandwidth);
+    }
+
+    #[test]
+    fn busy_cores_and_little_stall_are_cpu_bound() {
+        let s = StepSignals {
+            wall_s: 20.0,
+            cpu_s: 36.0,
+            vcpus: 2,
+            io: io(0, 100 << 20, 5000),
+            io_pressure_s: Some(0.5),
+            blkio_delay_s: None,
+            cpu_wait_s: None,
+            switches: None,
+        };
+        let v = judge(&s, &disk());
+        assert_eq!(v.bound, Bound::Cpu, "{}", v.why);
+        assert!(v.why.contains("1.80 of 2 cores"), "{}", v.why);
+    }
+
+    #[test]
+    fn stalled_and_busy_is_mixed() {
+        let s = StepSignals {
+            wall_s: 10.0,
+            cpu_s: 8.0,
+            vcpus: 2,
+            io: io(0, 10 << 20, 100),
+            io_pressure_s: Some(5.0),
+            blkio_delay_s: None,
+            cpu_wait_s: None,
+            switches: None,
+        };
+        assert_eq!(judge(&s, &disk()).bound, Bound::Mixed);
+        // Between the bandwidth thresholds: mixed too (0.35 share).
+        let s = StepSignals {
+            cpu_s: 1.0,
+            io: io(0, 700 << 20, 700),
+            ..s
+        };
+        assert_eq!(judge(&s, &disk()).bound, Bound::Mixed);
+    }
+
+    #[test]
+    fn machine_wide_stall_is_not_blamed_on_a_step_without_storage_traffic() {
+        // tmpfs: no bytes reach storage, someone else's I/O stalls the machine.
+        let s = StepSignals {
+            wall_s: 2.0,
+            cpu_s: 1.8,
+            vcpus: 2,
+            io: io(0, 0, 5000),
+            io_pressure_s: Some(1.0),
+            blkio_delay_s: None,
+            cpu_wait_s: Some(0.0),
+            switches: Some((10, 100)),
+        };
+        assert_eq!(judge(&s, &disk()).bound, Bound::Cpu);
+    }
+
+    #[test]
+    fn idle_step_is_unknown_and_says_why() {
+        let s = StepSignals {
+            wall_s: 5.0,
+            cpu_s: 0.1,
+            vcpus: 2,
+            io: io(0, 0, 10),
+            io_pressure_s: Some(0.1),
+            blkio_delay_s: None,
+            cpu_wait_s: None,
+            switches: None,
+        };
+        let v = judge(&s, &disk());
+        assert_eq!(v.bound, Bound::Unknown);
+        assert!(v.why.contains("something else"), "{}", v.why);
+    }
+
+    #[test]
+    fn missing_signals_and_short_steps() {
+        let short = StepSignals {
+            wall_s: 0.05,
+            ..Default::default()
+        };
+        assert_eq!(judge(&short, &disk()).bound, Bound::Unknown);
+        let no_stall = StepSignals {
+            wall_s: 5.0,
+            cpu_s: 1.0,
+            vcpus: 2,
+            io: None,
+            io_pressure_s: None,
+            blkio_delay_s: None,
+            cpu_wait_s: None,
+            switches: None,
+        };
+        let v = judge(&no_stall, &disk());
+        assert_eq!(v.bound, Bound::Unknown);
+        assert!(v.why.contains("no I/O stall signal"), "{}", v.why);
+        // Delay accounting stands in for PSI.
+        let delay = StepSignals {
+            blkio_delay_s: Some(4.0),
+            io: io(0, 1 << 20, 256),
+            ..no_stall
+        };
+        let v = judge(&delay, &DiskFigures::default());
+        assert_eq!(v.bound, Bound::Latency, "{}", v.why);
+        assert!(v.why.contains("block-I/O delay"), "{}", v.why);
+    }
+}
