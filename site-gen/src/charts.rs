@@ -8,7 +8,7 @@ use hdrhistogram::Histogram as HdrHistogram;
 use hdrhistogram::serialization::Deserializer;
 use plotters::prelude::*;
 
-use crate::stats::{fmt_ns, fmt_sig};
+use crate::stats::fmt_sig;
 
 /// One colour per column, readable on light and dark backgrounds.
 pub const COLUMN_COLOURS: [(u8, u8, u8); 6] = [
@@ -44,9 +44,11 @@ fn cdf_quantiles() -> Vec<f64> {
 
 /// CDF points (latency ns, percent) of a histogram.
 pub fn cdf_points(h: &HdrHistogram<u64>) -> Vec<(f64, f64)> {
-    cdf_quantiles()
-        .into_iter()
-        .map(|q| (h.value_at_quantile(q).max(1) as f64, q * 100.0))
+    let qs = cdf_quantiles();
+    // One pass over the counts for all quantiles (they are ascending).
+    h.value_at_quantiles(qs.iter().copied())
+        .zip(&qs)
+        .map(|(v, q)| (v.max(1) as f64, q * 100.0))
         .collect()
 }
 
@@ -72,21 +74,21 @@ pub fn cdf_svg(series: &[(ColumnId, Vec<(f64, f64)>)]) -> Result<String> {
     let (lo, hi) = nice_log_range(lo, hi);
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (720, 360)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, (960, 400)).into_drawing_area();
         let mut chart = ChartBuilder::on(&root)
             .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(52)
+            .x_label_area_size(48)
+            .y_label_area_size(64)
             .build_cartesian_2d((lo..hi).log_scale(), 0f64..100f64)
             .map_err(err)?;
         chart
             .configure_mesh()
             .x_desc("latency, issue to completion (log scale)")
             .y_desc("% of operations at or below")
-            .x_label_formatter(&|v| fmt_ns(*v))
+            .x_label_formatter(&|v| axis_ns(*v))
             .y_label_formatter(&|v| format!("{v:.0}%"))
-            .label_style(("sans-serif", 14).into_font().color(&AXIS_GREY))
-            .axis_desc_style(("sans-serif", 14).into_font().color(&AXIS_GREY))
+            .label_style(("sans-serif", 17).into_font().color(&AXIS_GREY))
+            .axis_desc_style(("sans-serif", 17).into_font().color(&AXIS_GREY))
             .axis_style(AXIS_GREY)
             .bold_line_style(AXIS_GREY.mix(0.25))
             .light_line_style(AXIS_GREY.mix(0.08))
@@ -111,11 +113,11 @@ pub fn scatter_svg(c: ColumnId, points: &[(f64, f64)], x_unit: &str) -> Result<S
     if points.is_empty() {
         return Err(anyhow!("no points"));
     }
-    let (xl, xh) = nice_log_range(
+    let (xl, xh) = tight_log_range(
         points.iter().map(|p| p.0).fold(f64::INFINITY, f64::min),
         points.iter().map(|p| p.0).fold(0.0, f64::max),
     );
-    let (yl, yh) = nice_log_range(
+    let (yl, yh) = tight_log_range(
         points.iter().map(|p| p.1).fold(f64::INFINITY, f64::min),
         points.iter().map(|p| p.1).fold(0.0, f64::max),
     );
@@ -125,8 +127,8 @@ pub fn scatter_svg(c: ColumnId, points: &[(f64, f64)], x_unit: &str) -> Result<S
         let root = SVGBackend::with_string(&mut svg, (360, 260)).into_drawing_area();
         let mut chart = ChartBuilder::on(&root)
             .margin(10)
-            .x_label_area_size(38)
-            .y_label_area_size(48)
+            .x_label_area_size(44)
+            .y_label_area_size(56)
             .build_cartesian_2d((xl..xh).log_scale(), (yl..yh).log_scale())
             .map_err(err)?;
         chart
@@ -137,8 +139,8 @@ pub fn scatter_svg(c: ColumnId, points: &[(f64, f64)], x_unit: &str) -> Result<S
             .y_labels(4)
             .x_label_formatter(&|v| fmt_sig(*v))
             .y_label_formatter(&|v| fmt_sig(*v))
-            .label_style(("sans-serif", 13).into_font().color(&AXIS_GREY))
-            .axis_desc_style(("sans-serif", 13).into_font().color(&AXIS_GREY))
+            .label_style(("sans-serif", 16).into_font().color(&AXIS_GREY))
+            .axis_desc_style(("sans-serif", 16).into_font().color(&AXIS_GREY))
             .axis_style(AXIS_GREY)
             .bold_line_style(AXIS_GREY.mix(0.2))
             .light_line_style(AXIS_GREY.mix(0.06))
@@ -154,6 +156,29 @@ pub fn scatter_svg(c: ColumnId, points: &[(f64, f64)], x_unit: &str) -> Result<S
         root.present().map_err(err)?;
     }
     Ok(responsive(svg, &format!("{} against step time", c.title())))
+}
+
+/// Axis labels: "10 µs", "1 ms", "100 ns" (no trailing zeros).
+fn axis_ns(ns: f64) -> String {
+    let (v, unit) = if ns >= 1e9 {
+        (ns / 1e9, "s")
+    } else if ns >= 1e6 {
+        (ns / 1e6, "ms")
+    } else if ns >= 1e3 {
+        (ns / 1e3, "µs")
+    } else {
+        (ns, "ns")
+    };
+    let s = format!("{v:.2}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    format!("{s} {unit}")
+}
+
+/// A log range a little wider than [lo, hi], so points do not sit on the frame.
+fn tight_log_range(lo: f64, hi: f64) -> (f64, f64) {
+    let lo = lo.max(1e-9);
+    let hi = hi.max(lo * 1.5);
+    (lo / 1.3, hi * 1.3)
 }
 
 /// A log range padded to whole-ish decades around [lo, hi].

@@ -119,23 +119,20 @@ fn extremes(ds: &Dataset, out: &mut Vec<Finding>) {
                 continue;
             }
             let mut s = Sentence::default();
-            s.t(&format!("{}, {arch}: the fastest disk, ", c.title()))
+            s.t(&format!("{}, {arch}: ", c.title()))
                 .runner(best)
-                .t(", does ")
-                .fig(&fmt_headline(c, fb.median));
-            if let Some(p) = fb.p99_ns {
-                s.t(&format!(" (p99 {})", fmt_ns(p)));
-            }
-            s.t("; the slowest, ")
+                .t(" ")
+                .fig(&fmt_headline(c, fb.median))
+                .t(" against ")
                 .runner(worst)
+                .t(" ")
+                .fig(&fmt_headline(c, fw.median))
                 .t(", ")
-                .fig(&fmt_headline(c, fw.median));
-            if let Some(p) = fw.p99_ns {
-                s.t(&format!(" (p99 {})", fmt_ns(p)));
+                .fig(&format!("{} apart", fmt_ratio(fb.median / fw.median)));
+            if let (Some(pb), Some(pw)) = (fb.p99_ns, fw.p99_ns) {
+                s.t(&format!(" (p99 {} vs {})", fmt_ns(pb), fmt_ns(pw)));
             }
-            s.t(": ")
-                .fig(&format!("{} apart", fmt_ratio(fb.median / fw.median)))
-                .t(".");
+            s.t(".");
             out.push(s.done("extremes"));
         }
     }
@@ -198,7 +195,7 @@ fn tmpfs_vs_disk(ds: &Dataset, out: &mut Vec<Finding>) {
             parts += 1;
         }
         if parts > 0 {
-            s.t(". Memory is what a disk cannot be; anything that can live in RAM should.");
+            s.t(".");
             out.push(s.done("tmpfs"));
         }
     }
@@ -262,7 +259,7 @@ fn same_cpu(ds: &Dataset, out: &mut Vec<Finding>) {
         .runner(hi)
         .t(&format!(" ({}): ", hi.class.title()))
         .fig(&format!("{} apart", fmt_ratio(ratio)))
-        .t(". The processor is the same; the storage makes the difference.");
+        .t(".");
         out.push(s.done("same-cpu"));
     }
 }

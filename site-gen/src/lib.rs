@@ -12,6 +12,7 @@ pub mod charts;
 pub mod content;
 pub mod correlation;
 pub mod findings;
+pub mod hist;
 pub mod html;
 pub mod load;
 pub mod model;
@@ -51,7 +52,15 @@ const MARKER: &str = ".diskbench-site";
 
 /// Build the site: load, aggregate, analyse, render. The results folder is only read.
 pub fn build_site(opts: &SiteOptions) -> Result<SiteReport> {
+    let timing = std::env::var_os("DISKBENCH_SITE_TIMING").is_some();
+    let t0 = std::time::Instant::now();
+    let lap = |what: &str| {
+        if timing {
+            eprintln!("timing: {what} at {:.3} s", t0.elapsed().as_secs_f64());
+        }
+    };
     let loaded = load::load_dir(&opts.results)?;
+    lap("loaded");
     if opts.strict && !loaded.skipped.is_empty() {
         let list: Vec<String> = loaded
             .skipped
@@ -83,6 +92,7 @@ pub fn build_site(opts: &SiteOptions) -> Result<SiteReport> {
         skipped: &loaded.skipped,
         scales,
     };
+    lap("analysed");
     let mut written = 0;
     site.index()?;
     written += 1;
@@ -100,7 +110,9 @@ pub fn build_site(opts: &SiteOptions) -> Result<SiteReport> {
         site.verdicts_fallback()?;
         written += 1;
     }
+    lap("summary pages");
     written += render_runner_pages(&site)?;
+    lap("runner pages");
     for (name, bytes) in &theme.assets {
         render::write_file(&opts.out, &format!("assets/{name}"), bytes)?;
     }
@@ -130,9 +142,9 @@ fn render_runner_pages(site: &render::Site) -> Result<usize> {
             .chunks(chunk)
             .map(|part| {
                 scope.spawn(move || -> Result<usize> {
-                    let mut de = hdrhistogram::serialization::Deserializer::new();
+                    let mut scratch = hist::Scratch::default();
                     for r in part {
-                        site.runner_page(r, &mut de)?;
+                        site.runner_page(r, &mut scratch)?;
                     }
                     Ok(part.len())
                 })

@@ -5,7 +5,6 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, anyhow};
 use engine::record::{ColumnId, Headline, Record, StepStatus, StorageClass};
-use hdrhistogram::serialization::Deserializer;
 use serde::Serialize;
 use serde_json::{Value, json};
 use tera::Context as TeraContext;
@@ -260,7 +259,7 @@ impl Site<'_> {
         self.write(&format!("by/{}.html", c.as_str()), "column.html", &ctx)
     }
 
-    pub fn runner_page(&self, r: &RunnerSummary, de: &mut Deserializer) -> Result<()> {
+    pub fn runner_page(&self, r: &RunnerSummary, scratch: &mut crate::hist::Scratch) -> Result<()> {
         let newest = self.ds.record(r.runs[0]);
         let mut ctx = self.base_context("../", &r.label, "runner");
         ctx.insert("row", &self.row(r, "../"));
@@ -290,7 +289,7 @@ impl Site<'_> {
             })
             .collect();
         ctx.insert("runs", &runs);
-        let (svg, lat_rows, merged_runs) = self.latency(r, de);
+        let (svg, lat_rows, merged_runs) = self.latency(r, scratch);
         ctx.insert("cdf_svg", &svg);
         ctx.insert("lat_rows", &lat_rows);
         ctx.insert("merged_runs", &merged_runs);
@@ -299,39 +298,35 @@ impl Site<'_> {
     }
 
     /// The runner's latency: every run's stored histograms merged per column, drawn as CDFs.
-    fn latency(&self, r: &RunnerSummary, de: &mut Deserializer) -> (String, Vec<Value>, usize) {
+    fn latency(
+        &self,
+        r: &RunnerSummary,
+        scratch: &mut crate::hist::Scratch,
+    ) -> (String, Vec<Value>, usize) {
         let mut series = Vec::new();
         let mut rows = Vec::new();
         let mut merged_runs = 0;
         for c in ColumnId::ALL {
-            let mut merged: Option<hdrhistogram::Histogram<u64>> = None;
-            let mut n = 0;
+            let mut merger = crate::hist::Merger::default();
             for &i in &r.runs {
                 let Some(d) = self.ds.record(i).test(c).and_then(|t| t.main_direction()) else {
                     continue;
                 };
-                let Some(h) = d.hist.as_deref().and_then(|b| charts::decode_hist(b, de)) else {
-                    continue;
-                };
-                n += 1;
-                match &mut merged {
-                    None => merged = Some(h),
-                    Some(m) => {
-                        if m.add(&h).is_err() {
-                            n -= 1;
-                        }
-                    }
+                if let Some(b64) = d.hist.as_deref() {
+                    merger.add(b64, scratch);
                 }
             }
+            let (merged, n) = (merger.merged, merger.runs);
             merged_runs = merged_runs.max(n);
             if let Some(h) = merged.filter(|h| !h.is_empty()) {
+                let p: Vec<String> = h
+                    .value_at_quantiles([0.5, 0.9, 0.99, 0.999])
+                    .map(|v| fmt_ns(v as f64))
+                    .collect();
                 rows.push(json!({
                     "col": c.as_str(), "title": c.title(), "colour": charts::column_colour_css(c),
                     "ops": fmt_sig(h.len() as f64), "runs": n,
-                    "p50": fmt_ns(h.value_at_quantile(0.5) as f64),
-                    "p90": fmt_ns(h.value_at_quantile(0.9) as f64),
-                    "p99": fmt_ns(h.value_at_quantile(0.99) as f64),
-                    "p999": fmt_ns(h.value_at_quantile(0.999) as f64),
+                    "p50": p[0], "p90": p[1], "p99": p[2], "p999": p[3],
                     "max": fmt_ns(h.max() as f64),
                 }));
                 series.push((c, charts::cdf_points(&h)));
