@@ -113,46 +113,64 @@ pub fn scatter_svg(c: ColumnId, points: &[(f64, f64)], x_unit: &str) -> Result<S
     if points.is_empty() {
         return Err(anyhow!("no points"));
     }
-    let (xl, xh) = tight_log_range(
-        points.iter().map(|p| p.0).fold(f64::INFINITY, f64::min),
-        points.iter().map(|p| p.0).fold(0.0, f64::max),
-    );
-    let (yl, yh) = tight_log_range(
-        points.iter().map(|p| p.1).fold(f64::INFINITY, f64::min),
-        points.iter().map(|p| p.1).fold(0.0, f64::max),
-    );
+    let x_lo = points.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
+    let x_hi = points.iter().map(|p| p.0).fold(0.0, f64::max);
+    let y_lo = points.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
+    let y_hi = points.iter().map(|p| p.1).fold(0.0, f64::max);
+    let y_pad = ((y_hi - y_lo) * 0.1).max(y_hi * 0.02).max(1e-3);
+    let (yl, yh) = ((y_lo - y_pad).max(0.0), y_hi + y_pad);
     let (r, g, b) = COLUMN_COLOURS[crate::model::col_index(c)];
+    let colour = RGBColor(r, g, b);
     let mut svg = String::new();
+    // Figures that span more than a decade get a log axis; step times stay linear.
+    let log_x = x_hi > 10.0 * x_lo.max(1e-12);
     {
         let root = SVGBackend::with_string(&mut svg, (360, 260)).into_drawing_area();
-        let mut chart = ChartBuilder::on(&root)
-            .margin(10)
-            .x_label_area_size(44)
-            .y_label_area_size(56)
-            .build_cartesian_2d((xl..xh).log_scale(), (yl..yh).log_scale())
-            .map_err(err)?;
-        chart
-            .configure_mesh()
-            .x_desc(format!("{} ({x_unit}, log)", c.as_str()))
-            .y_desc("step time (s, log)")
-            .x_labels(4)
-            .y_labels(4)
-            .x_label_formatter(&|v| fmt_sig(*v))
-            .y_label_formatter(&|v| fmt_sig(*v))
-            .label_style(("sans-serif", 16).into_font().color(&AXIS_GREY))
-            .axis_desc_style(("sans-serif", 16).into_font().color(&AXIS_GREY))
-            .axis_style(AXIS_GREY)
-            .bold_line_style(AXIS_GREY.mix(0.2))
-            .light_line_style(AXIS_GREY.mix(0.06))
-            .draw()
-            .map_err(err)?;
-        chart
-            .draw_series(
-                points
-                    .iter()
-                    .map(|&(x, y)| Circle::new((x, y), 4, RGBColor(r, g, b).filled())),
-            )
-            .map_err(err)?;
+        macro_rules! draw {
+            ($x_range:expr, $x_desc:expr) => {{
+                let mut chart = ChartBuilder::on(&root)
+                    .margin(10)
+                    .x_label_area_size(44)
+                    .y_label_area_size(56)
+                    .build_cartesian_2d($x_range, yl..yh)
+                    .map_err(err)?;
+                chart
+                    .configure_mesh()
+                    .x_desc($x_desc)
+                    .y_desc("step time (s)")
+                    .x_labels(4)
+                    .y_labels(5)
+                    .x_label_formatter(&|v| fmt_sig(*v))
+                    .y_label_formatter(&|v| fmt_sig(*v))
+                    .label_style(("sans-serif", 16).into_font().color(&AXIS_GREY))
+                    .axis_desc_style(("sans-serif", 16).into_font().color(&AXIS_GREY))
+                    .axis_style(AXIS_GREY)
+                    .bold_line_style(AXIS_GREY.mix(0.2))
+                    .light_line_style(AXIS_GREY.mix(0.06))
+                    .draw()
+                    .map_err(err)?;
+                chart
+                    .draw_series(
+                        points
+                            .iter()
+                            .map(|&(x, y)| Circle::new((x, y), 4, colour.filled())),
+                    )
+                    .map_err(err)?;
+            }};
+        }
+        if log_x {
+            let (xl, xh) = tight_log_range(x_lo, x_hi);
+            draw!(
+                (xl..xh).log_scale(),
+                format!("{} ({x_unit}, log)", c.as_str())
+            );
+        } else {
+            let pad = ((x_hi - x_lo) * 0.1).max(x_hi * 0.02).max(1e-9);
+            draw!(
+                (x_lo - pad).max(0.0)..x_hi + pad,
+                format!("{} ({x_unit})", c.as_str())
+            );
+        }
         root.present().map_err(err)?;
     }
     Ok(responsive(svg, &format!("{} against step time", c.title())))
