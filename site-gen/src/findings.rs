@@ -75,6 +75,15 @@ fn lower_title(c: ColumnId) -> String {
     }
 }
 
+/// A runner's p99 for `c` when it means what this project's p99 means. Published sync-write
+/// p99s leave the fdatasync out (see the methodology page), so they are not set beside ours.
+pub fn comparable_p99(r: &RunnerSummary, c: ColumnId) -> Option<f64> {
+    if r.imported && c == ColumnId::SyncWrite {
+        return None;
+    }
+    r.column(c)?.p99_ns
+}
+
 pub fn findings(ds: &Dataset) -> Vec<Finding> {
     let mut out = Vec::new();
     extremes(ds, &mut out);
@@ -129,7 +138,7 @@ fn extremes(ds: &Dataset, out: &mut Vec<Finding>) {
                 .fig(&fmt_headline(c, fw.median))
                 .t(", ")
                 .fig(&format!("{} apart", fmt_ratio(fb.median / fw.median)));
-            if let (Some(pb), Some(pw)) = (fb.p99_ns, fw.p99_ns) {
+            if let (Some(pb), Some(pw)) = (comparable_p99(best, c), comparable_p99(worst, c)) {
                 s.t(&format!(" (p99 {} vs {})", fmt_ns(pb), fmt_ns(pw)));
             }
             s.t(".");
@@ -188,7 +197,7 @@ fn tmpfs_vs_disk(ds: &Dataset, out: &mut Vec<Finding>) {
                 .fig(&fmt_headline(c, fd.median))
                 .t(" on ")
                 .runner(d);
-            if let (Some(pt), Some(pd)) = (ft.p99_ns, fd.p99_ns) {
+            if let (Some(pt), Some(pd)) = (comparable_p99(t, c), comparable_p99(d, c)) {
                 s.t(&format!(" (p99 {} vs {})", fmt_ns(pt), fmt_ns(pd)));
             }
             s.t(", ").fig(&fmt_ratio(ft.median / fd.median));
@@ -253,11 +262,11 @@ fn same_cpu(ds: &Dataset, out: &mut Vec<Finding>) {
         .fig(&fmt_headline(c, lo.column(c).unwrap().median))
         .t(" on ")
         .runner(lo)
-        .t(&format!(" ({}) to ", lo.class.title()))
+        .t(&format!(" ({}) to ", lo.class.as_str()))
         .fig(&fmt_headline(c, hi.column(c).unwrap().median))
         .t(" on ")
         .runner(hi)
-        .t(&format!(" ({}): ", hi.class.title()))
+        .t(&format!(" ({}): ", hi.class.as_str()))
         .fig(&format!("{} apart", fmt_ratio(ratio)))
         .t(".");
         out.push(s.done("same-cpu"));
@@ -375,5 +384,81 @@ fn class_ranges(ds: &Dataset, out: &mut Vec<Finding>) {
             s.t(".");
             out.push(s.done("class-range"));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::LoadedRecord;
+    use crate::testdata::Fleet;
+
+    fn dataset(keep: impl Fn(&engine::record::Record) -> bool) -> Dataset {
+        let recs = Fleet::small()
+            .records()
+            .into_iter()
+            .filter(|r| keep(r))
+            .map(|record| LoadedRecord {
+                path: "x".into(),
+                record,
+            })
+            .collect();
+        Dataset::build(recs, None)
+    }
+
+    #[test]
+    fn findings_with_missing_data_are_left_out() {
+        let all = findings(&dataset(|_| true));
+        for kind in [
+            "extremes",
+            "tmpfs",
+            "same-cpu",
+            "provisioned",
+            "class-range",
+        ] {
+            assert!(all.iter().any(|f| f.kind == kind), "{kind} missing");
+        }
+        // No tmpfs runner: no tmpfs finding; no default variant: no provisioned finding.
+        let no_tmpfs = findings(&dataset(|r| {
+            r.storage.class != StorageClass::Tmpfs
+                && r.runner.variant.as_deref() != Some("gp3 default")
+        }));
+        assert!(
+            !no_tmpfs
+                .iter()
+                .any(|f| f.kind == "tmpfs" || f.kind == "provisioned")
+        );
+        // One runner per architecture: no extremes, no class ranges.
+        let one = findings(&dataset(|r| r.runner.label == "ubuntu-24.04"));
+        assert!(one.is_empty(), "{one:?}");
+        // The imported runner's sync-write p99 (write only) is never set beside a measured one.
+        let imported_p99 = all
+            .iter()
+            .filter(|f| {
+                f.text.contains("published-m8a-gp3 [imported]")
+                    && f.text.starts_with("Synced write")
+            })
+            .count();
+        assert_eq!(imported_p99, 0);
+    }
+
+    #[test]
+    fn extremes_name_best_and_worst_with_their_ratio() {
+        let ds = dataset(|r| r.runner.arch == "x64" && r.storage.class != StorageClass::Tmpfs);
+        let all = findings(&ds);
+        let f = all
+            .iter()
+            .find(|f| f.text.starts_with("QD1 read, x64:"))
+            .unwrap();
+        let ranked = ds.ranked(ColumnId::Qd1Read);
+        let (best, worst) = (ranked[0], ranked[ranked.len() - 1]);
+        assert!(f.text.contains(&best.label) && f.text.contains(&worst.label));
+        let ratio = best.column(ColumnId::Qd1Read).unwrap().median
+            / worst.column(ColumnId::Qd1Read).unwrap().median;
+        assert!(
+            f.text.contains(&format!("{} apart", fmt_ratio(ratio))),
+            "{}",
+            f.text
+        );
     }
 }

@@ -74,6 +74,8 @@ struct Cell {
     col: &'static str,
     value: String,
     p99: String,
+    /// Why this p99 is not comparable with measured ones (empty when it is).
+    p99_note: &'static str,
     spread: String,
     bar: f64,
     missing: bool,
@@ -101,6 +103,11 @@ impl Site<'_> {
                 col: c.as_str(),
                 value: fmt_sig(f.median),
                 p99: f.p99_ns.map(fmt_ns).unwrap_or_default(),
+                p99_note: if r.imported && c == ColumnId::SyncWrite {
+                    "published p99: the write alone, without the fdatasync"
+                } else {
+                    ""
+                },
                 spread: f
                     .spread_pct()
                     .map(|s| format!("±{:.0}%", s / 2.0))
@@ -112,6 +119,7 @@ impl Site<'_> {
                 col: c.as_str(),
                 value: "–".into(),
                 p99: String::new(),
+                p99_note: "",
                 spread: String::new(),
                 bar: 0.0,
                 missing: true,
