@@ -74,9 +74,10 @@ pub fn build_site(opts: &SiteOptions) -> Result<SiteReport> {
             list.join("\n  ")
         )));
     }
-    prepare_out(&opts.out, &opts.results)?;
+    // Everything that can fail on bad input is checked before the output folder is touched.
     let theme = theme::load(opts.theme.as_deref())?;
     let pages = content::pages(opts.content.as_deref())?;
+    prepare_out(&opts.out, &opts.results)?;
     let records = loaded.records.len();
     let ds = model::Dataset::build(loaded.records, opts.window_days);
     let findings = findings::findings(&ds);

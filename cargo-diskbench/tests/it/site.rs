@@ -274,6 +274,69 @@ fn generated_records_make_a_complete_safe_site() {
     assert_eq!(before, snapshot(&results));
 }
 
+#[test]
+fn theme_and_content_folders_override_file_by_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (results, out) = (tmp.path().join("results"), tmp.path().join("site"));
+    let fleet = Fleet {
+        runners: Fleet::small().runners.into_iter().take(3).collect(),
+        runs_per_runner: 1,
+        ..Fleet::small()
+    };
+    write_fleet(&results, &fleet);
+    let theme = tmp.path().join("theme");
+    std::fs::create_dir_all(theme.join("templates")).unwrap();
+    std::fs::create_dir_all(theme.join("assets")).unwrap();
+    std::fs::write(
+        theme.join("templates/page.html"),
+        "{% extends \"base.html\" %}{% block content %}<p id=\"mine\">MY PAGE {{ title }}</p>{{ body | safe }}{% endblock content %}",
+    )
+    .unwrap();
+    std::fs::write(
+        theme.join("assets/style.css"),
+        "body { color: rebeccapurple; }",
+    )
+    .unwrap();
+    std::fs::write(
+        theme.join("assets/logo.svg"),
+        "<svg xmlns=\"http://www.w3.org/2000/svg\"/>",
+    )
+    .unwrap();
+    let content = tmp.path().join("content");
+    std::fs::create_dir_all(&content).unwrap();
+    std::fs::write(content.join("about.md"), "# About us\n\nOur runners.\n").unwrap();
+    let run = site(
+        &results,
+        &out,
+        &[
+            "--theme",
+            theme.to_str().unwrap(),
+            "--content",
+            content.to_str().unwrap(),
+        ],
+    );
+    ok(&run);
+    let pages = check_site(&out);
+    // The overridden template is used for content pages; the others are the built-in ones.
+    assert!(pages[Path::new("columns.html")].contains("MY PAGE What each column says"));
+    assert!(pages[Path::new("about.html")].contains("MY PAGE About us"));
+    assert!(pages[Path::new("index.html")].contains("Every runner, by storage class"));
+    assert_eq!(
+        std::fs::read_to_string(out.join("assets/style.css")).unwrap(),
+        "body { color: rebeccapurple; }"
+    );
+    assert!(out.join("assets/logo.svg").exists());
+    // The added page is linked from every page's footer.
+    assert!(pages[Path::new("index.html")].contains("href=\"about.html\""));
+    // A theme that is not a folder is bad usage.
+    let bad = site(
+        &results,
+        &tmp.path().join("site2"),
+        &["--theme", "/nonexistent/theme"],
+    );
+    assert_eq!(bad.status.code(), Some(2));
+}
+
 /// Minimal CSV reading for the test's own computation (quotes, no embedded newlines).
 fn csv_rows(text: &str) -> Vec<BTreeMap<String, String>> {
     let split = |line: &str| {
