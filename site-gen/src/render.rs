@@ -563,6 +563,7 @@ fn facts(r: &RunnerSummary, rec: &Record) -> Vec<(String, String)> {
             format!("{} ops/s on one thread (median)", fmt_sig(c)),
         ));
     }
+    f.retain(|(_, v)| !v.trim().is_empty());
     f.push((
         "Runs".into(),
         format!(
