@@ -1,11 +1,748 @@
 //! `cargo diskbench import`: fio JSON output and CSVs of published figures become records.
+//!
+//! Every file is read and checked before anything is written, so a bad file leaves the results
+//! folder as it was. Record ids are derived from the file name and content: importing the same
+//! file twice finds the records already there instead of duplicating them.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
+use engine::record::*;
+use serde_json::Value;
 
-/// Import each file into `results`; returns the records written. Placeholder until the site issue lands.
+/// Options beyond the files and the results folder.
+#[derive(Clone, Debug, Default)]
+pub struct ImportOptions {
+    /// Runner label for fio JSON files (which do not name the machine); default: the file stem.
+    pub label: Option<String>,
+}
+
+/// Import each file into `results`; returns the records written.
 pub fn import_files(files: &[PathBuf], results: &Path) -> Result<Vec<PathBuf>> {
-    let _ = (files, results);
-    Ok(Vec::new())
+    import_files_with(files, results, &ImportOptions::default())
+}
+
+/// What importing found for one file.
+pub struct Imported {
+    pub file: PathBuf,
+    pub records: Vec<Record>,
+}
+
+pub fn import_files_with(
+    files: &[PathBuf],
+    results: &Path,
+    opts: &ImportOptions,
+) -> Result<Vec<PathBuf>> {
+    if files.is_empty() {
+        return Err(engine::error::usage(
+            "import: no FILE given; pass fio JSON output or a CSV of published figures",
+        ));
+    }
+    // Parse everything first: one bad file and nothing is written.
+    let mut parsed = Vec::new();
+    for f in files {
+        parsed.push(parse_file(f, opts)?);
+    }
+    let mut written = Vec::new();
+    for imp in parsed {
+        for rec in imp.records {
+            let name = engine::results::file_name(&rec);
+            if results.join(&name).exists() {
+                continue; // already imported (ids come from the content)
+            }
+            written.push(engine::results::write_record(results, &rec)?);
+        }
+    }
+    Ok(written)
+}
+
+/// Read one file and turn it into records, by content: JSON for fio, otherwise CSV.
+pub fn parse_file(path: &Path, opts: &ImportOptions) -> Result<Imported> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| engine::error::usage(format!("{}: cannot read: {e}", path.display())))?;
+    let shown = path.display().to_string();
+    let records = if looks_like_json(&text) {
+        let label = opts.label.clone().unwrap_or_else(|| {
+            path.file_stem()
+                .map(|s| s.to_string_lossy().to_string())
+                .unwrap_or_else(|| "fio".into())
+        });
+        vec![
+            fio_record(&text, &shown, &label)
+                .map_err(|e| engine::error::usage(format!("{shown}: {e}")))?,
+        ]
+    } else {
+        csv_records(&text, &shown).map_err(|e| engine::error::usage(format!("{shown}: {e}")))?
+    };
+    Ok(Imported {
+        file: path.to_path_buf(),
+        records,
+    })
+}
+
+/// fio JSON has a line starting with `{` (after any messages fio printed first); CSV never does.
+fn looks_like_json(text: &str) -> bool {
+    text.lines().any(|l| l.trim_start().starts_with('{'))
+}
+
+/// FNV-1a, 64 bits: a stable id from content (not for security).
+fn stable_id(parts: &[&str]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for p in parts {
+        for b in p.bytes().chain(std::iter::once(0)) {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    format!("{h:016x}")
+}
+
+/// The job of a standard column, for records that only carry the figures.
+fn column_job(c: ColumnId, size: u64) -> JobSummary {
+    let (rw, bs, iodepth, numjobs, sync) = match c {
+        ColumnId::SeqRead => ("read", 1 << 20, 32, 1, "none"),
+        ColumnId::SeqWrite => ("write", 1 << 20, 32, 1, "none"),
+        ColumnId::RandRead => ("randread", 4096, 32, 4, "none"),
+        ColumnId::RandWrite => ("randwrite", 4096, 32, 4, "none"),
+        ColumnId::Qd1Read => ("randread", 4096, 1, 1, "none"),
+        ColumnId::SyncWrite => ("write", 4096, 1, 1, "fdatasync:1"),
+    };
+    JobSummary {
+        rw: rw.into(),
+        bs,
+        iodepth,
+        numjobs,
+        size,
+        direct: true,
+        sync: sync.into(),
+        rwmixread: None,
+    }
+}
+
+fn empty_record(
+    source: &str,
+    source_file: &str,
+    id: String,
+    started_at: String,
+    runner: Runner,
+) -> Record {
+    Record {
+        schema: SCHEMA.into(),
+        id,
+        source: source.into(),
+        source_file: Some(source_file.into()),
+        finished_at: started_at.clone(),
+        started_at,
+        tool: Tool::default(),
+        runner,
+        storage: Storage::default(),
+        settings: Settings {
+            suite: "imported".into(),
+            runtime_s: 0.0,
+            ramp_s: 0.0,
+            size: 0,
+            engine: "imported".into(),
+            seed: None,
+            repeat: 1,
+            command_line: None,
+        },
+        tests: Vec::new(),
+        steps: Vec::new(),
+        cpu_reference: None,
+        notes: Vec::new(),
+    }
+}
+
+// ---------------------------------------------------------------- CSV of published figures
+
+/// Split one CSV line (RFC 4180 quoting; a line never holds a newline in these files).
+pub fn split_csv_line(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(ch) = chars.next() {
+        match ch {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                cur.push('"');
+                chars.next();
+            }
+            '"' => quoted = !quoted,
+            ',' if !quoted => out.push(std::mem::take(&mut cur)),
+            c => cur.push(c),
+        }
+    }
+    out.push(cur);
+    out
+}
+
+fn csv_class(s: &str) -> StorageClass {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "nvme" | "local-nvme" | "instance-store" => StorageClass::LocalNvme,
+        "network" | "network-disk" => StorageClass::NetworkDisk,
+        "vm" | "vm-disk" => StorageClass::VmDisk,
+        other => StorageClass::parse(other).unwrap_or(StorageClass::Unknown),
+    }
+}
+
+/// Records from a CSV of published figures (the format documented in the README).
+pub fn csv_records(text: &str, source_file: &str) -> std::result::Result<Vec<Record>, String> {
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty());
+    let (_, header) = lines
+        .next()
+        .ok_or("empty file: expected a CSV header line")?;
+    let header: Vec<String> = split_csv_line(header.trim_start_matches('\u{feff}'))
+        .into_iter()
+        .map(|h| h.trim().to_string())
+        .collect();
+    for required in ["date", "label"] {
+        if !header.iter().any(|h| h == required) {
+            return Err(format!(
+                "the CSV header has no {required:?} column (see the README for the format)"
+            ));
+        }
+    }
+    let has_figure = ColumnId::ALL.iter().any(|c| {
+        header
+            .iter()
+            .any(|h| h == &format!("{}_mib_s", c.as_str()) || h == &format!("{}_iops", c.as_str()))
+    });
+    if !has_figure {
+        return Err("the CSV header names no figure column such as seq-read_mib_s or qd1-read_iops (see the README)".into());
+    }
+    let mut records = Vec::new();
+    for (lineno, line) in lines {
+        let lineno = lineno + 1;
+        let cells = split_csv_line(line);
+        if cells.len() != header.len() {
+            return Err(format!(
+                "line {lineno}: {} fields, the header has {}",
+                cells.len(),
+                header.len()
+            ));
+        }
+        let row: BTreeMap<&str, &str> = header
+            .iter()
+            .map(|h| h.as_str())
+            .zip(cells.iter().map(|c| c.trim()))
+            .collect();
+        let get = |k: &str| row.get(k).copied().filter(|v| !v.is_empty());
+        let num = |k: &str| -> std::result::Result<Option<f64>, String> {
+            match get(k) {
+                None => Ok(None),
+                Some(v) => v
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|x| x.is_finite() && *x >= 0.0)
+                    .map(Some)
+                    .ok_or_else(|| {
+                        format!("line {lineno}, column {k}: {v:?} is not a non-negative number")
+                    }),
+            }
+        };
+        let date = get("date").ok_or_else(|| format!("line {lineno}: empty date"))?;
+        if crate::model::epoch_day(date).is_none() {
+            return Err(format!(
+                "line {lineno}, column date: {date:?} is not a YYYY-MM-DD date"
+            ));
+        }
+        let label = get("label").ok_or_else(|| format!("line {lineno}: empty label"))?;
+        let runner = Runner {
+            label: label.into(),
+            provider: get("provider").map(String::from),
+            arch: get("arch").unwrap_or("unknown").into(),
+            vcpus: num("vcpus")?.map(|v| v as u32).unwrap_or(0),
+            memory_gib: num("ram_gib")?.unwrap_or(0.0),
+            cpu_model: get("cpu_model").unwrap_or("").into(),
+            kernel: get("kernel").unwrap_or("").into(),
+            os: String::new(),
+            instance_type: get("instance_type").map(String::from),
+            variant: get("variant").map(String::from),
+            evidence: vec![format!("published figures, {source_file} line {lineno}")],
+            ..Runner::default()
+        };
+        let started_at = if date.len() == 10 {
+            format!("{date}T00:00:00Z")
+        } else {
+            date.to_string()
+        };
+        let id = stable_id(&[source_file, line]);
+        let mut rec = empty_record("imported:csv", source_file, id, started_at, runner);
+        rec.storage.class = get("storage_class").map(csv_class).unwrap_or_default();
+        rec.storage.fstype = get("workspace_fstype").unwrap_or("").into();
+        rec.storage.class_evidence = vec![format!(
+            "storage_class = {} (as published)",
+            get("storage_class").unwrap_or("?")
+        )];
+        rec.storage.devices = get("device_models")
+            .map(|m| {
+                m.split(';')
+                    .filter(|s| !s.trim().is_empty())
+                    .map(|s| Device {
+                        name: String::new(),
+                        model: Some(s.trim().into()),
+                        ..Device::default()
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        for c in ColumnId::ALL {
+            let id = c.as_str();
+            let mib = num(&format!("{id}_mib_s"))?;
+            let iops = num(&format!("{id}_iops"))?;
+            let p99_us = num(&format!("{id}_p99_us"))?;
+            let job = column_job(c, 0);
+            let (iops, mib) = match (iops, mib) {
+                (Some(i), Some(m)) => (i, m),
+                (Some(i), None) => (i, i * job.bs as f64 / (1 << 20) as f64),
+                (None, Some(m)) => (m * (1 << 20) as f64 / job.bs as f64, m),
+                (None, None) => continue,
+            };
+            let stats = DirectionStats {
+                ios: 0,
+                bytes: 0,
+                iops,
+                mib_s: mib,
+                lat_ns: p99_us.map(|p| Latency {
+                    p99: Some((p * 1000.0).round() as u64),
+                    ..Latency::default()
+                }),
+                hist: None,
+            };
+            let (read, write) = if c.is_read() {
+                (Some(stats), None)
+            } else {
+                (None, Some(stats))
+            };
+            rec.tests.push(TestResult {
+                id: id.into(),
+                job,
+                engine: EngineUsed {
+                    used: "published".into(),
+                    fallback: None,
+                    direct: true,
+                },
+                elapsed_s: 0.0,
+                read,
+                write,
+                cpu: Cpu::default(),
+                notes: vec!["published figure, not measured by cargo-diskbench".into()],
+                repeats: None,
+            });
+        }
+        if rec.tests.is_empty() {
+            return Err(format!("line {lineno}: no figures in this row"));
+        }
+        rec.notes
+            .push(format!("imported from {source_file}, line {lineno}"));
+        records.push(rec);
+    }
+    if records.is_empty() {
+        return Err("no data rows after the header".into());
+    }
+    Ok(records)
+}
+
+// ---------------------------------------------------------------- fio JSON
+
+/// fio sizes: "4k", "1M", "4096", "1MiB" (powers of 1024, as fio reads them by default).
+pub fn parse_fio_size(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let digits = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let n: u64 = s[..digits].parse().ok()?;
+    let mult = match s[digits..]
+        .trim()
+        .to_ascii_lowercase()
+        .trim_end_matches("ib")
+        .trim_end_matches('b')
+    {
+        "" => 1,
+        "k" => 1 << 10,
+        "m" => 1 << 20,
+        "g" => 1 << 30,
+        "t" => 1 << 40,
+        _ => return None,
+    };
+    n.checked_mul(mult)
+}
+
+/// The standard column a fio job measures, from its options; None for anything else.
+pub fn classify(rw: &str, bs: u64, iodepth: u32, numjobs: u32, fdatasync: u64) -> Option<ColumnId> {
+    let depth = iodepth * numjobs;
+    if fdatasync > 0 {
+        let one_at_a_time = depth == 1 && fdatasync == 1;
+        return (matches!(rw, "write" | "randwrite") && bs == 4096 && one_at_a_time)
+            .then_some(ColumnId::SyncWrite);
+    }
+    match (rw, bs) {
+        ("read", b) if b >= 128 << 10 => Some(ColumnId::SeqRead),
+        ("write", b) if b >= 128 << 10 => Some(ColumnId::SeqWrite),
+        ("randread", 4096) if depth == 1 => Some(ColumnId::Qd1Read),
+        ("randread", 4096) => Some(ColumnId::RandRead),
+        ("randwrite", 4096) if depth > 1 => Some(ColumnId::RandWrite),
+        _ => None,
+    }
+}
+
+fn opt<'a>(job: &'a Value, global: &'a Value, key: &str) -> Option<&'a str> {
+    job.get("job options")
+        .and_then(|o| o.get(key))
+        .or_else(|| global.get(key))
+        .and_then(|v| v.as_str())
+}
+
+fn percentile(obj: &Value, key: &str) -> Option<u64> {
+    obj.get("percentile")?.get(key)?.as_u64()
+}
+
+/// Latency of one direction: fio's total latency (issue to completion) when it has
+/// percentiles (`lat_percentiles=1`), else the completion half with a note.
+fn fio_latency(dir: &Value, notes: &mut Vec<String>, which: &str) -> Option<Latency> {
+    let (obj, name) = match dir.get("lat_ns") {
+        Some(l) if l.get("percentile").is_some() => (l, "lat"),
+        _ => (dir.get("clat_ns")?, "clat"),
+    };
+    if name == "clat" {
+        notes.push(format!(
+            "{which} latency is fio's clat (completion half only); run fio with lat_percentiles=1 for issue-to-completion percentiles"
+        ));
+    }
+    let f = |k: &str| obj.get(k).and_then(|v| v.as_f64()).map(|v| v as u64);
+    Some(Latency {
+        min: f("min"),
+        mean: f("mean"),
+        p50: percentile(obj, "50.000000"),
+        p90: percentile(obj, "90.000000"),
+        p99: percentile(obj, "99.000000"),
+        p99_9: percentile(obj, "99.900000"),
+        max: f("max"),
+    })
+}
+
+fn fio_direction(
+    d: Option<&Value>,
+    notes: &mut Vec<String>,
+    which: &str,
+) -> Option<DirectionStats> {
+    let d = d?;
+    let ios = d.get("total_ios").and_then(|v| v.as_u64()).unwrap_or(0);
+    let bytes = d.get("io_bytes").and_then(|v| v.as_u64()).unwrap_or(0);
+    if ios == 0 && bytes == 0 {
+        return None;
+    }
+    Some(DirectionStats {
+        ios,
+        bytes,
+        iops: d.get("iops").and_then(|v| v.as_f64()).unwrap_or(0.0),
+        mib_s: d.get("bw_bytes").and_then(|v| v.as_f64()).unwrap_or(0.0) / (1 << 20) as f64,
+        lat_ns: fio_latency(d, notes, which),
+        hist: None,
+    })
+}
+
+/// One record from fio's `--output-format=json` output (fio 3.x). Lines before the JSON
+/// (fio's own messages) are skipped.
+pub fn fio_record(
+    text: &str,
+    source_file: &str,
+    label: &str,
+) -> std::result::Result<Record, String> {
+    let start = text
+        .lines()
+        .scan(0usize, |off, l| {
+            let here = *off;
+            *off += l.len() + 1;
+            Some((here, l))
+        })
+        .find(|(_, l)| l.trim_start().starts_with('{'))
+        .map(|(o, _)| o)
+        .ok_or("no JSON object found; expected fio --output-format=json output")?;
+    let mut stream = serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
+    let v = match stream.next() {
+        Some(Ok(v)) => v,
+        Some(Err(e)) => return Err(format!("not valid fio JSON: {e}")),
+        None => return Err("no JSON object found".into()),
+    };
+    let version = v
+        .get("fio version")
+        .and_then(|x| x.as_str())
+        .ok_or("no \"fio version\": not fio JSON output")?;
+    let jobs = v
+        .get("jobs")
+        .and_then(|j| j.as_array())
+        .ok_or("no \"jobs\" array: not fio JSON output")?;
+    let global = v.get("global options").cloned().unwrap_or(Value::Null);
+    let ts = v.get("timestamp").and_then(|t| t.as_u64()).unwrap_or(0);
+    let started_at =
+        engine::time::rfc3339(std::time::UNIX_EPOCH + std::time::Duration::from_secs(ts));
+    let runner = Runner {
+        label: label.into(),
+        arch: "unknown".into(),
+        evidence: vec![format!(
+            "imported from fio JSON ({version}): the file does not describe the machine"
+        )],
+        ..Runner::default()
+    };
+    let id = stable_id(&[source_file, &started_at, &text[start..]]);
+    let mut rec = empty_record("imported:fio", source_file, id, started_at, runner);
+    rec.storage.class_evidence = vec!["fio output does not describe the storage".into()];
+    rec.storage.path = global
+        .get("directory")
+        .and_then(|d| d.as_str())
+        .unwrap_or("")
+        .into();
+    // Jobs of the same name (numjobs without group_reporting) are summed.
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    for job in jobs {
+        let name = job
+            .get("jobname")
+            .and_then(|n| n.as_str())
+            .unwrap_or("job")
+            .to_string();
+        let rw = opt(job, &global, "rw")
+            .or_else(|| opt(job, &global, "readwrite"))
+            .unwrap_or("read")
+            .to_string();
+        let bs = opt(job, &global, "bs")
+            .and_then(parse_fio_size)
+            .unwrap_or(4096);
+        let iodepth: u32 = opt(job, &global, "iodepth")
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(1);
+        let numjobs: u32 = opt(job, &global, "numjobs")
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(1);
+        let fdatasync: u64 = opt(job, &global, "fdatasync")
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        let fsync: u64 = opt(job, &global, "fsync")
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        let size = opt(job, &global, "size")
+            .and_then(parse_fio_size)
+            .unwrap_or(0);
+        let direct = opt(job, &global, "direct") == Some("1");
+        let mut notes = Vec::new();
+        if let Some(e) = job
+            .get("error")
+            .and_then(|e| e.as_i64())
+            .filter(|e| *e != 0)
+        {
+            notes.push(format!("fio reported error {e} for this job"));
+        }
+        let read = fio_direction(job.get("read"), &mut notes, "read");
+        let write = fio_direction(job.get("write"), &mut notes, "write");
+        let sync_p99 = job
+            .get("sync")
+            .and_then(|s| s.get("lat_ns"))
+            .and_then(|l| percentile(l, "99.000000"));
+        if let Some(p99) = sync_p99.filter(|_| fdatasync > 0 || fsync > 0) {
+            notes.push(format!(
+                "fio times the {} separately (its p99: {} µs); the write latency here leaves it out, unlike this project's sync-write",
+                if fdatasync > 0 { "fdatasync" } else { "fsync" },
+                p99 / 1000
+            ));
+        }
+        let column = if fsync > 0 {
+            None
+        } else {
+            classify(&rw, bs, iodepth, numjobs, fdatasync)
+        };
+        if let Some(&i) = seen.get(&name) {
+            // Another entry of the same job: add its throughput.
+            let t: &mut TestResult = &mut rec.tests[i];
+            for (acc, add) in [(&mut t.read, read), (&mut t.write, write)] {
+                if let (Some(a), Some(b)) = (acc.as_mut(), add) {
+                    a.ios += b.ios;
+                    a.bytes += b.bytes;
+                    a.iops += b.iops;
+                    a.mib_s += b.mib_s;
+                }
+            }
+            if !t.notes.iter().any(|n| n.starts_with("summed")) {
+                t.notes.push(
+                    "summed over fio's per-process entries; latency is the first entry's".into(),
+                );
+            }
+            continue;
+        }
+        let id = match column {
+            Some(c) if !rec.tests.iter().any(|t| t.id == c.as_str()) => c.as_str().to_string(),
+            _ => name.clone(),
+        };
+        if column.is_none() {
+            notes.push(format!("job {name:?} (rw={rw}, bs={bs}, iodepth={iodepth}, numjobs={numjobs}) matches no standard column"));
+        }
+        let elapsed_s = job
+            .get("job_runtime")
+            .and_then(|r| r.as_f64())
+            .unwrap_or(0.0)
+            / 1000.0;
+        let cpu = Cpu {
+            user_s: job.get("usr_cpu").and_then(|x| x.as_f64()).unwrap_or(0.0) * elapsed_s / 100.0,
+            sys_s: job.get("sys_cpu").and_then(|x| x.as_f64()).unwrap_or(0.0) * elapsed_s / 100.0,
+        };
+        seen.insert(name.clone(), rec.tests.len());
+        rec.tests.push(TestResult {
+            id,
+            job: JobSummary {
+                rw: rw.clone(),
+                bs,
+                iodepth,
+                numjobs,
+                size,
+                direct,
+                sync: if fdatasync > 0 {
+                    format!("fdatasync:{fdatasync}")
+                } else if fsync > 0 {
+                    format!("fsync:{fsync}")
+                } else {
+                    "none".into()
+                },
+                rwmixread: opt(job, &global, "rwmixread").and_then(|s| s.parse().ok()),
+            },
+            engine: EngineUsed {
+                used: opt(job, &global, "ioengine").unwrap_or("psync").into(),
+                fallback: None,
+                direct,
+            },
+            elapsed_s,
+            read,
+            write,
+            cpu,
+            notes,
+            repeats: None,
+        });
+    }
+    if rec.tests.is_empty() {
+        return Err("the fio output has no jobs".into());
+    }
+    rec.settings.command_line = None;
+    rec.settings.size = rec.tests.iter().map(|t| t.job.size).max().unwrap_or(0);
+    rec.notes
+        .push(format!("imported from {source_file} ({version})"));
+    Ok(rec)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(rel: &str) -> String {
+        std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../fixtures")
+                .join(rel),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn fio_fixture_becomes_the_six_columns() {
+        let text = format!(
+            "note: both iodepth >= 1 and synchronous I/O engine are selected\n{}",
+            fixture("fio/fio-3.33-suite.json")
+        );
+        let rec = fio_record(&text, "suite.json", "here").unwrap();
+        assert_eq!(rec.source, "imported:fio");
+        let ids: Vec<&str> = rec.tests.iter().map(|t| t.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            [
+                "seq-read",
+                "seq-write",
+                "rand-read",
+                "rand-write",
+                "qd1-read",
+                "sync-write"
+            ]
+        );
+        // The figures are fio's own, unit-converted.
+        let v: Value = serde_json::from_str(&fixture("fio/fio-3.33-suite.json")).unwrap();
+        let qd1 = &v["jobs"][4]["read"];
+        let t = rec.test(ColumnId::Qd1Read).unwrap();
+        assert_eq!(t.headline().unwrap(), qd1["iops"].as_f64().unwrap());
+        assert_eq!(
+            t.p99_ns().unwrap(),
+            qd1["lat_ns"]["percentile"]["99.000000"].as_u64().unwrap()
+        );
+        let seq = rec.test(ColumnId::SeqRead).unwrap();
+        let bw = v["jobs"][0]["read"]["bw_bytes"].as_f64().unwrap() / 1048576.0;
+        assert!((seq.headline().unwrap() - bw).abs() < 1e-9);
+        assert!(
+            rec.test(ColumnId::SyncWrite)
+                .unwrap()
+                .notes
+                .iter()
+                .any(|n| n.contains("fdatasync"))
+        );
+        assert!(fio_record("fio: nothing here\n", "x", "y").is_err());
+    }
+
+    #[test]
+    fn csv_rows_become_records() {
+        let recs = csv_records(
+            &fixture("published/ec2-storage-2026-09-30_10-01.csv"),
+            "p.csv",
+        )
+        .unwrap();
+        assert_eq!(recs.len(), 41);
+        let r = recs
+            .iter()
+            .find(|r| r.runner.label == "runson-m8a-2xlarge-gp3tuned")
+            .unwrap();
+        assert_eq!(
+            r.runner.variant.as_deref(),
+            Some("gp3 1000 MiB/s, 16k IOPS")
+        );
+        assert_eq!(r.storage.class, StorageClass::Ebs);
+        assert_eq!(r.test(ColumnId::SeqRead).unwrap().headline(), Some(1001.5));
+        assert_eq!(r.test(ColumnId::Qd1Read).unwrap().p99_ns(), Some(831_500));
+        assert!(r.is_imported());
+        let nvme = recs
+            .iter()
+            .find(|r| r.runner.label == "runson-i7i-large")
+            .unwrap();
+        assert_eq!(nvme.storage.class, StorageClass::LocalNvme);
+        // Same row, same id: importing twice finds the record already there.
+        let again = csv_records(
+            &fixture("published/ec2-storage-2026-09-30_10-01.csv"),
+            "p.csv",
+        )
+        .unwrap();
+        assert_eq!(recs[0].id, again[0].id);
+        assert!(
+            csv_records("date,label,seq-read_mib_s\n2026-01-01,a,fast\n", "x")
+                .unwrap_err()
+                .contains("line 2, column seq-read_mib_s")
+        );
+        assert!(csv_records("a,b\n1,2\n", "x").is_err());
+    }
+
+    #[test]
+    fn sizes_and_columns() {
+        assert_eq!(parse_fio_size("4k"), Some(4096));
+        assert_eq!(parse_fio_size("1M"), Some(1 << 20));
+        assert_eq!(parse_fio_size("1MiB"), Some(1 << 20));
+        assert_eq!(parse_fio_size("512"), Some(512));
+        assert_eq!(classify("randread", 4096, 1, 1, 0), Some(ColumnId::Qd1Read));
+        assert_eq!(
+            classify("randread", 4096, 32, 4, 0),
+            Some(ColumnId::RandRead)
+        );
+        assert_eq!(
+            classify("randwrite", 4096, 1, 1, 1),
+            Some(ColumnId::SyncWrite)
+        );
+        assert_eq!(classify("write", 4096, 1, 1, 1), Some(ColumnId::SyncWrite));
+        assert_eq!(classify("randrw", 4096, 1, 1, 0), None);
+        assert_eq!(
+            split_csv_line("a,\"b, c\",\"d\"\"e\""),
+            vec!["a", "b, c", "d\"e"]
+        );
+    }
 }

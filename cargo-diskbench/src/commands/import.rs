@@ -1,11 +1,32 @@
-//! `cargo diskbench import`.
+//! `cargo diskbench import`: fio JSON output and CSVs of published figures become records.
+
+use std::path::PathBuf;
 
 use anyhow::Result;
 
 #[derive(clap::Args, Debug)]
-pub struct ImportArgs {}
+pub struct ImportArgs {
+    /// fio `--output-format=json` files and/or CSV files of published figures
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
+    /// The results folder the records are written to
+    #[arg(long, value_name = "DIR", default_value = engine::results::DEFAULT_RESULTS_DIR)]
+    pub results: PathBuf,
+    /// Runner label for fio JSON files (fio does not name the machine; default: the file name)
+    #[arg(long, value_name = "TEXT")]
+    pub label: Option<String>,
+}
 
 pub fn exec(args: ImportArgs) -> Result<()> {
-    let _ = args;
-    anyhow::bail!("import: not implemented yet")
+    let opts = site_gen::import::ImportOptions { label: args.label };
+    let written = site_gen::import::import_files_with(&args.files, &args.results, &opts)?;
+    for p in &written {
+        println!("{}", p.display());
+    }
+    eprintln!(
+        "import: {} record(s) written to {}",
+        written.len(),
+        args.results.display()
+    );
+    Ok(())
 }

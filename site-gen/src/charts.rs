@@ -1,0 +1,267 @@
+//! Charts drawn with plotters into SVG strings that the pages inline (so CSS can restyle text
+//! and grid for dark mode). No fonts are loaded: text is SVG `<text>`, laid out by the browser.
+
+use anyhow::{Result, anyhow};
+use base64::Engine as _;
+use engine::record::ColumnId;
+use hdrhistogram::Histogram as HdrHistogram;
+use hdrhistogram::serialization::Deserializer;
+use plotters::prelude::*;
+
+use crate::stats::fmt_sig;
+
+/// One colour per column, readable on light and dark backgrounds.
+pub const COLUMN_COLOURS: [(u8, u8, u8); 6] = [
+    (37, 99, 235),  // seq-read: blue
+    (124, 58, 237), // seq-write: violet
+    (5, 150, 105),  // rand-read: green
+    (217, 119, 6),  // rand-write: amber
+    (220, 38, 38),  // qd1-read: red
+    (219, 39, 119), // sync-write: pink
+];
+
+pub fn column_colour_css(c: ColumnId) -> String {
+    let (r, g, b) = COLUMN_COLOURS[crate::model::col_index(c)];
+    format!("#{r:02x}{g:02x}{b:02x}")
+}
+
+/// Decode a stored histogram (base64 of HDR V2 + deflate).
+pub fn decode_hist(b64: &str, de: &mut Deserializer) -> Option<HdrHistogram<u64>> {
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(b64.trim())
+        .ok()?;
+    de.deserialize(&mut bytes.as_slice()).ok()
+}
+
+/// The quantiles a CDF is drawn through: dense in the body, and out into the tail.
+fn cdf_quantiles() -> Vec<f64> {
+    let mut q: Vec<f64> = (0..=50).map(|i| i as f64 / 50.0 * 0.98).collect();
+    q.extend([
+        0.985, 0.99, 0.992, 0.994, 0.996, 0.998, 0.999, 0.9995, 0.9999, 1.0,
+    ]);
+    q
+}
+
+/// CDF points (latency ns, percent) of a histogram.
+pub fn cdf_points(h: &HdrHistogram<u64>) -> Vec<(f64, f64)> {
+    let qs = cdf_quantiles();
+    // One pass over the counts for all quantiles (they are ascending).
+    h.value_at_quantiles(qs.iter().copied())
+        .zip(&qs)
+        .map(|(v, q)| (v.max(1) as f64, q * 100.0))
+        .collect()
+}
+
+fn err(e: impl std::fmt::Display) -> anyhow::Error {
+    anyhow!("drawing a chart: {e}")
+}
+
+const AXIS_GREY: RGBColor = RGBColor(128, 128, 128);
+
+/// Latency CDFs on a log axis, one line per column.
+pub fn cdf_svg(series: &[(ColumnId, Vec<(f64, f64)>)]) -> Result<String> {
+    let lo = series
+        .iter()
+        .flat_map(|(_, p)| p.iter().map(|x| x.0))
+        .fold(f64::INFINITY, f64::min);
+    let hi = series
+        .iter()
+        .flat_map(|(_, p)| p.iter().map(|x| x.0))
+        .fold(0.0, f64::max);
+    if !(lo.is_finite() && hi > 0.0) {
+        return Err(anyhow!("no latency data"));
+    }
+    let (lo, hi) = nice_log_range(lo, hi);
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (960, 400)).into_drawing_area();
+        let mut chart = ChartBuilder::on(&root)
+            .margin(12)
+            .x_label_area_size(48)
+            .y_label_area_size(64)
+            .build_cartesian_2d((lo..hi).log_scale(), 0f64..100f64)
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_desc("latency, issue to completion (log scale)")
+            .y_desc("% of operations at or below")
+            .x_label_formatter(&|v| axis_ns(*v))
+            .y_label_formatter(&|v| format!("{v:.0}%"))
+            .label_style(("sans-serif", 17).into_font().color(&AXIS_GREY))
+            .axis_desc_style(("sans-serif", 17).into_font().color(&AXIS_GREY))
+            .axis_style(AXIS_GREY)
+            .bold_line_style(AXIS_GREY.mix(0.25))
+            .light_line_style(AXIS_GREY.mix(0.08))
+            .draw()
+            .map_err(err)?;
+        for (c, pts) in series {
+            let (r, g, b) = COLUMN_COLOURS[crate::model::col_index(*c)];
+            chart
+                .draw_series(LineSeries::new(
+                    pts.iter().copied(),
+                    RGBColor(r, g, b).stroke_width(2),
+                ))
+                .map_err(err)?;
+        }
+        root.present().map_err(err)?;
+    }
+    Ok(responsive(svg, "Latency distribution"))
+}
+
+/// A scatter of runners: a column's figure (x, log) against a step's wall time (y, log).
+pub fn scatter_svg(c: ColumnId, points: &[(f64, f64)], x_unit: &str) -> Result<String> {
+    if points.is_empty() {
+        return Err(anyhow!("no points"));
+    }
+    let x_lo = points.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
+    let x_hi = points.iter().map(|p| p.0).fold(0.0, f64::max);
+    let y_lo = points.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
+    let y_hi = points.iter().map(|p| p.1).fold(0.0, f64::max);
+    let y_pad = ((y_hi - y_lo) * 0.1).max(y_hi * 0.02).max(1e-3);
+    let (yl, yh) = ((y_lo - y_pad).max(0.0), y_hi + y_pad);
+    let (r, g, b) = COLUMN_COLOURS[crate::model::col_index(c)];
+    let colour = RGBColor(r, g, b);
+    let mut svg = String::new();
+    // Figures that span more than a decade get a log axis; step times stay linear.
+    let log_x = x_hi > 10.0 * x_lo.max(1e-12);
+    {
+        let root = SVGBackend::with_string(&mut svg, (360, 260)).into_drawing_area();
+        macro_rules! draw {
+            ($x_range:expr, $x_desc:expr) => {{
+                let mut chart = ChartBuilder::on(&root)
+                    .margin(10)
+                    .x_label_area_size(44)
+                    .y_label_area_size(56)
+                    .build_cartesian_2d($x_range, yl..yh)
+                    .map_err(err)?;
+                chart
+                    .configure_mesh()
+                    .x_desc($x_desc)
+                    .y_desc("step time (s)")
+                    .x_labels(4)
+                    .y_labels(5)
+                    .x_label_formatter(&|v| fmt_sig(*v))
+                    .y_label_formatter(&|v| fmt_sig(*v))
+                    .label_style(("sans-serif", 16).into_font().color(&AXIS_GREY))
+                    .axis_desc_style(("sans-serif", 16).into_font().color(&AXIS_GREY))
+                    .axis_style(AXIS_GREY)
+                    .bold_line_style(AXIS_GREY.mix(0.2))
+                    .light_line_style(AXIS_GREY.mix(0.06))
+                    .draw()
+                    .map_err(err)?;
+                chart
+                    .draw_series(
+                        points
+                            .iter()
+                            .map(|&(x, y)| Circle::new((x, y), 4, colour.filled())),
+                    )
+                    .map_err(err)?;
+            }};
+        }
+        if log_x {
+            let (xl, xh) = tight_log_range(x_lo, x_hi);
+            draw!(
+                (xl..xh).log_scale(),
+                format!("{} ({x_unit}, log)", c.as_str())
+            );
+        } else {
+            let pad = ((x_hi - x_lo) * 0.1).max(x_hi * 0.02).max(1e-9);
+            draw!(
+                (x_lo - pad).max(0.0)..x_hi + pad,
+                format!("{} ({x_unit})", c.as_str())
+            );
+        }
+        root.present().map_err(err)?;
+    }
+    Ok(responsive(svg, &format!("{} against step time", c.title())))
+}
+
+/// Axis labels: "10 µs", "1 ms", "100 ns" (no trailing zeros).
+fn axis_ns(ns: f64) -> String {
+    let (v, unit) = if ns >= 1e9 {
+        (ns / 1e9, "s")
+    } else if ns >= 1e6 {
+        (ns / 1e6, "ms")
+    } else if ns >= 1e3 {
+        (ns / 1e3, "µs")
+    } else {
+        (ns, "ns")
+    };
+    let s = format!("{v:.2}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    format!("{s} {unit}")
+}
+
+/// A log range a little wider than [lo, hi], so points do not sit on the frame.
+fn tight_log_range(lo: f64, hi: f64) -> (f64, f64) {
+    let lo = lo.max(1e-9);
+    let hi = hi.max(lo * 1.5);
+    (lo / 1.3, hi * 1.3)
+}
+
+/// A log range padded to whole-ish decades around [lo, hi].
+fn nice_log_range(lo: f64, hi: f64) -> (f64, f64) {
+    let lo = lo.max(1e-9);
+    let hi = hi.max(lo * 1.01);
+    let l = 10f64.powf((lo.log10() - 0.05).floor().min(lo.log10() - 0.1));
+    let h = 10f64.powf(hi.log10() + 0.1);
+    (l, h)
+}
+
+/// Make the fixed-size SVG scale with its container and give it an accessible name.
+fn responsive(svg: String, title: &str) -> String {
+    let svg = svg.replacen(
+        "<svg ",
+        &format!(
+            "<svg role=\"img\" aria-label=\"{}\" preserveAspectRatio=\"xMidYMid meet\" class=\"chart\" ",
+            crate::html::esc(title)
+        ),
+        1,
+    );
+    // Plotters writes width/height attributes; keep the viewBox and let CSS size it.
+    strip_size_attrs(&svg)
+}
+
+fn strip_size_attrs(svg: &str) -> String {
+    let end = svg.find('>').unwrap_or(0);
+    let (head, rest) = svg.split_at(end);
+    let mut head = head.to_string();
+    for attr in ["width", "height"] {
+        let pat = format!(" {attr}=\"");
+        if let Some(start) = head.find(&pat) {
+            let value_start = start + pat.len();
+            if let Some(len) = head[value_start..].find('"') {
+                head.replace_range(start..value_start + len + 1, "");
+            }
+        }
+    }
+    head + rest
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hdrhistogram::serialization::{Serializer as _, V2DeflateSerializer};
+
+    #[test]
+    fn cdf_from_a_recorded_histogram() {
+        let mut h = HdrHistogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).unwrap();
+        for v in 1..=1000u64 {
+            h.record(v * 1000).unwrap();
+        }
+        let mut buf = Vec::new();
+        V2DeflateSerializer::new().serialize(&h, &mut buf).unwrap();
+        let b64 = base64::engine::general_purpose::STANDARD.encode(buf);
+        let back = decode_hist(&b64, &mut Deserializer::new()).unwrap();
+        assert_eq!(back.len(), 1000);
+        let pts = cdf_points(&back);
+        assert!(pts.windows(2).all(|w| w[0].0 <= w[1].0 && w[0].1 <= w[1].1));
+        let p50 = pts.iter().find(|p| (p.1 - 49.0).abs() < 0.5).unwrap().0;
+        assert!((480_000.0..=510_000.0).contains(&p50), "{p50}");
+        let svg = cdf_svg(&[(ColumnId::Qd1Read, pts)]).unwrap();
+        assert!(svg.starts_with("<svg role=\"img\""));
+        assert!(svg.contains("viewBox"));
+        assert!(!svg[..svg.find('>').unwrap()].contains(" width=\""));
+        assert!(decode_hist("not base64!", &mut Deserializer::new()).is_none());
+    }
+}

@@ -1,0 +1,464 @@
+//! The findings at the top of the index: short sentences, each computed from the data with
+//! its figures. A finding whose data is missing is left out, never guessed.
+
+use std::collections::BTreeMap;
+
+use engine::record::{ColumnId, Headline, StorageClass};
+
+use crate::html::esc;
+use crate::model::{Dataset, RunnerSummary, by_class};
+use crate::stats::{fmt_ns, fmt_ratio, fmt_sig};
+
+/// One sentence, as HTML (links relative to the site root) and as plain text.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Finding {
+    /// "extremes", "class-range", "same-cpu", "provisioned", "tmpfs".
+    pub kind: &'static str,
+    pub html: String,
+    pub text: String,
+}
+
+/// A sentence built twice at once: HTML for the page and plain text for tests and logs.
+#[derive(Default)]
+struct Sentence {
+    html: String,
+    text: String,
+}
+
+impl Sentence {
+    fn t(&mut self, s: &str) -> &mut Self {
+        self.html.push_str(&esc(s));
+        self.text.push_str(s);
+        self
+    }
+    fn runner(&mut self, r: &RunnerSummary) -> &mut Self {
+        self.html.push_str(&format!(
+            "<a href=\"runners/{}.html\">{}</a>",
+            r.slug,
+            esc(&r.label)
+        ));
+        self.text.push_str(&r.label);
+        if r.imported {
+            self.html.push_str(" <span class=\"imp\">imported</span>");
+            self.text.push_str(" [imported]");
+        }
+        self
+    }
+    fn fig(&mut self, s: &str) -> &mut Self {
+        self.html.push_str(&format!("<b>{}</b>", esc(s)));
+        self.text.push_str(s);
+        self
+    }
+    fn done(&mut self, kind: &'static str) -> Finding {
+        Finding {
+            kind,
+            html: std::mem::take(&mut self.html),
+            text: std::mem::take(&mut self.text),
+        }
+    }
+}
+
+/// "12,120 IOPS" or "2,035 MiB/s".
+pub fn fmt_headline(c: ColumnId, v: f64) -> String {
+    match c.headline() {
+        Headline::MibPerSecond => format!("{} MiB/s", fmt_sig(v)),
+        Headline::Iops => format!("{} IOPS", fmt_sig(v)),
+    }
+}
+
+fn lower_title(c: ColumnId) -> String {
+    let t = c.title();
+    if c == ColumnId::Qd1Read {
+        t.into()
+    } else {
+        t.to_lowercase()
+    }
+}
+
+/// A runner's p99 for `c` when it means what this project's p99 means. Published sync-write
+/// p99s leave the fdatasync out (see the methodology page), so they are not set beside ours.
+pub fn comparable_p99(r: &RunnerSummary, c: ColumnId) -> Option<f64> {
+    if r.imported && c == ColumnId::SyncWrite {
+        return None;
+    }
+    r.column(c)?.p99_ns
+}
+
+pub fn findings(ds: &Dataset) -> Vec<Finding> {
+    let mut out = Vec::new();
+    extremes(ds, &mut out);
+    tmpfs_vs_disk(ds, &mut out);
+    same_cpu(ds, &mut out);
+    provisioned(ds, &mut out);
+    class_ranges(ds, &mut out);
+    out
+}
+
+fn archs(ds: &Dataset) -> Vec<String> {
+    let mut a: Vec<String> = ds.runners.iter().map(|r| r.arch.clone()).collect();
+    a.sort();
+    a.dedup();
+    a
+}
+
+/// Per architecture and column: the best and worst disk (tmpfs is memory, shown on its own).
+fn extremes(ds: &Dataset, out: &mut Vec<Finding>) {
+    for arch in archs(ds) {
+        for c in ColumnId::ALL {
+            let mut disks: Vec<&RunnerSummary> = ds
+                .runners
+                .iter()
+                .filter(|r| {
+                    r.arch == arch && r.class != StorageClass::Tmpfs && r.column(c).is_some()
+                })
+                .collect();
+            if disks.len() < 2 {
+                continue;
+            }
+            disks.sort_by(|a, b| {
+                b.column(c)
+                    .unwrap()
+                    .median
+                    .total_cmp(&a.column(c).unwrap().median)
+                    .then_with(|| a.label.cmp(&b.label))
+            });
+            let (best, worst) = (disks[0], disks[disks.len() - 1]);
+            let (fb, fw) = (best.column(c).unwrap(), worst.column(c).unwrap());
+            if fw.median <= 0.0 {
+                continue;
+            }
+            let mut s = Sentence::default();
+            s.t(&format!("{}, {arch}: ", c.title()))
+                .runner(best)
+                .t(" ")
+                .fig(&fmt_headline(c, fb.median))
+                .t(" against ")
+                .runner(worst)
+                .t(" ")
+                .fig(&fmt_headline(c, fw.median))
+                .t(", ")
+                .fig(&format!("{} apart", fmt_ratio(fb.median / fw.median)));
+            if let (Some(pb), Some(pw)) = (comparable_p99(best, c), comparable_p99(worst, c)) {
+                s.t(&format!(" (p99 {} vs {})", fmt_ns(pb), fmt_ns(pw)));
+            }
+            s.t(".");
+            out.push(s.done("extremes"));
+        }
+    }
+}
+
+fn best_in<'a>(
+    runners: impl Iterator<Item = &'a RunnerSummary>,
+    c: ColumnId,
+) -> Option<&'a RunnerSummary> {
+    runners.filter(|r| r.column(c).is_some()).max_by(|a, b| {
+        a.column(c)
+            .unwrap()
+            .median
+            .total_cmp(&b.column(c).unwrap().median)
+    })
+}
+
+/// Per architecture: the best tmpfs runner against the best disk, on the latency columns.
+fn tmpfs_vs_disk(ds: &Dataset, out: &mut Vec<Finding>) {
+    for arch in archs(ds) {
+        let mut s = Sentence::default();
+        let mut parts = 0;
+        for c in [ColumnId::Qd1Read, ColumnId::SyncWrite] {
+            let tmpfs = best_in(
+                ds.runners
+                    .iter()
+                    .filter(|r| r.arch == arch && r.class == StorageClass::Tmpfs),
+                c,
+            );
+            let disk = best_in(
+                ds.runners
+                    .iter()
+                    .filter(|r| r.arch == arch && r.class != StorageClass::Tmpfs),
+                c,
+            );
+            let (Some(t), Some(d)) = (tmpfs, disk) else {
+                continue;
+            };
+            let (ft, fd) = (t.column(c).unwrap(), d.column(c).unwrap());
+            if fd.median <= 0.0 {
+                continue;
+            }
+            if parts > 0 {
+                s.t("; ");
+            } else {
+                s.t(&format!("tmpfs against the best disk, {arch}: "));
+            }
+            s.t(&format!("{} ", lower_title(c)))
+                .fig(&fmt_headline(c, ft.median))
+                .t(" on ")
+                .runner(t)
+                .t(" vs ")
+                .fig(&fmt_headline(c, fd.median))
+                .t(" on ")
+                .runner(d);
+            if let (Some(pt), Some(pd)) = (comparable_p99(t, c), comparable_p99(d, c)) {
+                s.t(&format!(" (p99 {} vs {})", fmt_ns(pt), fmt_ns(pd)));
+            }
+            s.t(", ").fig(&fmt_ratio(ft.median / fd.median));
+            parts += 1;
+        }
+        if parts > 0 {
+            s.t(".");
+            out.push(s.done("tmpfs"));
+        }
+    }
+}
+
+/// Same CPU model on different storage classes: the latency column that differs most.
+fn same_cpu(ds: &Dataset, out: &mut Vec<Finding>) {
+    let mut by_cpu: BTreeMap<&str, Vec<&RunnerSummary>> = BTreeMap::new();
+    for r in &ds.runners {
+        if !r.cpu_model.trim().is_empty() {
+            by_cpu.entry(r.cpu_model.as_str()).or_default().push(r);
+        }
+    }
+    for (cpu, rs) in by_cpu {
+        let mut classes: Vec<StorageClass> = rs.iter().map(|r| r.class).collect();
+        classes.sort();
+        classes.dedup();
+        if classes.len() < 2 {
+            continue;
+        }
+        // For each latency column: the best and worst runner of this CPU, on different classes.
+        let mut best_pick: Option<(f64, ColumnId, &RunnerSummary, &RunnerSummary)> = None;
+        for c in [ColumnId::Qd1Read, ColumnId::SyncWrite] {
+            let with: Vec<&&RunnerSummary> = rs.iter().filter(|r| r.column(c).is_some()).collect();
+            let hi = with.iter().max_by(|a, b| {
+                a.column(c)
+                    .unwrap()
+                    .median
+                    .total_cmp(&b.column(c).unwrap().median)
+            });
+            let lo = with.iter().min_by(|a, b| {
+                a.column(c)
+                    .unwrap()
+                    .median
+                    .total_cmp(&b.column(c).unwrap().median)
+            });
+            if let (Some(hi), Some(lo)) = (hi, lo) {
+                if hi.class == lo.class {
+                    continue;
+                }
+                let ratio = hi.column(c).unwrap().median / lo.column(c).unwrap().median;
+                if best_pick.as_ref().is_none_or(|b| ratio > b.0) {
+                    best_pick = Some((ratio, c, hi, lo));
+                }
+            }
+        }
+        let Some((ratio, c, hi, lo)) = best_pick else {
+            continue;
+        };
+        let mut s = Sentence::default();
+        s.t(&format!(
+            "Same CPU ({cpu}), different storage: {} goes from ",
+            lower_title(c)
+        ))
+        .fig(&fmt_headline(c, lo.column(c).unwrap().median))
+        .t(" on ")
+        .runner(lo)
+        .t(&format!(" ({}) to ", lo.class.as_str()))
+        .fig(&fmt_headline(c, hi.column(c).unwrap().median))
+        .t(" on ")
+        .runner(hi)
+        .t(&format!(" ({}): ", hi.class.as_str()))
+        .fig(&format!("{} apart", fmt_ratio(ratio)))
+        .t(".");
+        out.push(s.done("same-cpu"));
+    }
+}
+
+fn is_default_variant(v: &str) -> bool {
+    v.to_lowercase().contains("default")
+}
+
+/// Runners of the same instance type and class whose variants say "default" and something else.
+fn provisioned(ds: &Dataset, out: &mut Vec<Finding>) {
+    let mut groups: BTreeMap<(&str, StorageClass), Vec<&RunnerSummary>> = BTreeMap::new();
+    for r in &ds.runners {
+        if let (Some(it), Some(_)) = (&r.instance_type, &r.variant) {
+            groups.entry((it.as_str(), r.class)).or_default().push(r);
+        }
+    }
+    for ((it, class), rs) in groups {
+        let Some(base) = rs
+            .iter()
+            .find(|r| r.variant.as_deref().is_some_and(is_default_variant))
+        else {
+            continue;
+        };
+        for other in rs
+            .iter()
+            .filter(|r| !r.variant.as_deref().is_some_and(is_default_variant))
+        {
+            let mut s = Sentence::default();
+            s.t(&format!(
+                "Provisioned vs default on {it} ({}): ",
+                class.title()
+            ))
+            .runner(other)
+            .t(&format!(
+                " ({}) against ",
+                other.variant.as_deref().unwrap_or("")
+            ))
+            .runner(base)
+            .t(&format!(" ({}): ", base.variant.as_deref().unwrap_or("")));
+            let mut raised = Vec::new();
+            let mut same = Vec::new();
+            let mut n = 0;
+            for c in ColumnId::ALL {
+                let (Some(a), Some(b)) = (other.column(c), base.column(c)) else {
+                    continue;
+                };
+                if b.median <= 0.0 {
+                    continue;
+                }
+                let r = a.median / b.median;
+                if n > 0 {
+                    s.t(", ");
+                }
+                s.t(&format!("{} ", lower_title(c))).fig(&fmt_ratio(r));
+                n += 1;
+                if r >= 1.5 {
+                    raised.push(lower_title(c));
+                } else if (0.8..=1.25).contains(&r) {
+                    same.push(lower_title(c));
+                }
+            }
+            if n == 0 {
+                continue;
+            }
+            s.t(".");
+            if !raised.is_empty() {
+                s.t(&format!(" Provisioning raised {}", raised.join(", ")));
+                if !same.is_empty() {
+                    s.t(&format!("; {} stayed within 25%", same.join(", ")));
+                }
+                s.t(".");
+            }
+            out.push(s.done("provisioned"));
+        }
+    }
+}
+
+/// Each storage class's range across its runners.
+fn class_ranges(ds: &Dataset, out: &mut Vec<Finding>) {
+    for (class, rs) in by_class(&ds.runners) {
+        if rs.len() < 2 {
+            continue;
+        }
+        let mut s = Sentence::default();
+        s.t(&format!("{}, {} runners: ", class.title(), rs.len()));
+        let mut n = 0;
+        for c in ColumnId::ALL {
+            let v: Vec<f64> = rs
+                .iter()
+                .filter_map(|r| r.column(c))
+                .map(|f| f.median)
+                .collect();
+            if v.is_empty() {
+                continue;
+            }
+            let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            if n > 0 {
+                s.t("; ");
+            }
+            let unit = match c.headline() {
+                Headline::MibPerSecond => "MiB/s",
+                Headline::Iops => "IOPS",
+            };
+            s.t(&format!("{} ", lower_title(c))).fig(&format!(
+                "{}–{} {unit}",
+                fmt_sig(lo),
+                fmt_sig(hi)
+            ));
+            n += 1;
+        }
+        if n > 0 {
+            s.t(".");
+            out.push(s.done("class-range"));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::LoadedRecord;
+    use crate::testdata::Fleet;
+
+    fn dataset(keep: impl Fn(&engine::record::Record) -> bool) -> Dataset {
+        let recs = Fleet::small()
+            .records()
+            .into_iter()
+            .filter(|r| keep(r))
+            .map(|record| LoadedRecord {
+                path: "x".into(),
+                record,
+            })
+            .collect();
+        Dataset::build(recs, None)
+    }
+
+    #[test]
+    fn findings_with_missing_data_are_left_out() {
+        let all = findings(&dataset(|_| true));
+        for kind in [
+            "extremes",
+            "tmpfs",
+            "same-cpu",
+            "provisioned",
+            "class-range",
+        ] {
+            assert!(all.iter().any(|f| f.kind == kind), "{kind} missing");
+        }
+        // No tmpfs runner: no tmpfs finding; no default variant: no provisioned finding.
+        let no_tmpfs = findings(&dataset(|r| {
+            r.storage.class != StorageClass::Tmpfs
+                && r.runner.variant.as_deref() != Some("gp3 default")
+        }));
+        assert!(
+            !no_tmpfs
+                .iter()
+                .any(|f| f.kind == "tmpfs" || f.kind == "provisioned")
+        );
+        // One runner per architecture: no extremes, no class ranges.
+        let one = findings(&dataset(|r| r.runner.label == "ubuntu-24.04"));
+        assert!(one.is_empty(), "{one:?}");
+        // The imported runner's sync-write p99 (write only) is never set beside a measured one.
+        let imported_p99 = all
+            .iter()
+            .filter(|f| {
+                f.text.contains("published-m8a-gp3 [imported]")
+                    && f.text.starts_with("Synced write")
+            })
+            .count();
+        assert_eq!(imported_p99, 0);
+    }
+
+    #[test]
+    fn extremes_name_best_and_worst_with_their_ratio() {
+        let ds = dataset(|r| r.runner.arch == "x64" && r.storage.class != StorageClass::Tmpfs);
+        let all = findings(&ds);
+        let f = all
+            .iter()
+            .find(|f| f.text.starts_with("QD1 read, x64:"))
+            .unwrap();
+        let ranked = ds.ranked(ColumnId::Qd1Read);
+        let (best, worst) = (ranked[0], ranked[ranked.len() - 1]);
+        assert!(f.text.contains(&best.label) && f.text.contains(&worst.label));
+        let ratio = best.column(ColumnId::Qd1Read).unwrap().median
+            / worst.column(ColumnId::Qd1Read).unwrap().median;
+        assert!(
+            f.text.contains(&format!("{} apart", fmt_ratio(ratio))),
+            "{}",
+            f.text
+        );
+    }
+}

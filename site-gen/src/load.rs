@@ -1,0 +1,154 @@
+//! Reading a results folder: every `*.json` below it, each checked and parsed on its own, so
+//! one bad file costs only itself. Nothing in the folder is ever written.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use engine::record::{Record, SCHEMA};
+
+/// A record and the file it came from.
+#[derive(Clone, Debug)]
+pub struct LoadedRecord {
+    pub path: PathBuf,
+    pub record: Record,
+}
+
+/// What loading found: the good records, and each bad file with the reason it was left out.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    pub records: Vec<LoadedRecord>,
+    pub skipped: Vec<(PathBuf, String)>,
+}
+
+/// Every `*.json` file below `dir`, sorted (so the site does not depend on directory order).
+/// Hidden files and folders (such as the writer's `.tmp` files) are left out.
+pub fn json_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let entries =
+            fs::read_dir(&d).with_context(|| format!("cannot read the folder {}", d.display()))?;
+        for entry in entries {
+            let entry = entry.with_context(|| format!("cannot read the folder {}", d.display()))?;
+            let name = entry.file_name();
+            if name.to_string_lossy().starts_with('.') {
+                continue;
+            }
+            let path = entry.path();
+            let ty = entry.file_type()?;
+            if ty.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "json") {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Parse one record's text; the error is a one-line reason fit to print after the file name.
+pub fn parse_record(text: &str) -> std::result::Result<Record, String> {
+    match serde_json::from_str::<Record>(text) {
+        Ok(record) if record.schema == SCHEMA => Ok(record),
+        Ok(record) => Err(unknown_schema(&record.schema)),
+        Err(err) => {
+            // Tell "a record of another version" apart from "a broken record of this version".
+            #[derive(serde::Deserialize)]
+            struct SchemaOnly {
+                schema: Option<serde_json::Value>,
+            }
+            match serde_json::from_str::<SchemaOnly>(text) {
+                Ok(SchemaOnly {
+                    schema: Some(serde_json::Value::String(s)),
+                }) if s != SCHEMA => Err(unknown_schema(&s)),
+                Ok(SchemaOnly { schema: None }) => {
+                    Err("not a diskbench record (no \"schema\" field)".into())
+                }
+                _ if err.is_eof() => Err(format!("truncated JSON: {err}")),
+                _ if err.is_syntax() => Err(format!("not valid JSON: {err}")),
+                _ => Err(format!("not a valid {SCHEMA} record: {err}")),
+            }
+        }
+    }
+}
+
+fn unknown_schema(schema: &str) -> String {
+    let shown: String = schema.chars().take(60).collect();
+    format!(
+        "unknown schema {shown:?} (this version reads {SCHEMA:?}; a newer cargo-diskbench may read it)"
+    )
+}
+
+fn load_one(path: &Path) -> std::result::Result<Record, String> {
+    let text = fs::read_to_string(path).map_err(|e| format!("cannot read: {e}"))?;
+    parse_record(&text)
+}
+
+/// Load every record below `dir`. A folder that cannot be read is an error; a file that
+/// cannot be read or parsed is skipped with its reason.
+pub fn load_dir(dir: &Path) -> Result<Loaded> {
+    if !dir.is_dir() {
+        return Err(engine::error::usage(format!(
+            "--results {}: not a folder; give the folder the records were written to",
+            dir.display()
+        )));
+    }
+    let files = json_files(dir)?;
+    // Reading and parsing is most of a large site's time: spread it over the cores, keeping
+    // the file order in the result.
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(8);
+    let chunk = files.len().div_ceil(threads).max(1);
+    let parts: Vec<Vec<(PathBuf, std::result::Result<Record, String>)>> =
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = files
+                .chunks(chunk)
+                .map(|part| {
+                    scope.spawn(move || part.iter().map(|p| (p.clone(), load_one(p))).collect())
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_default())
+                .collect()
+        });
+    let mut loaded = Loaded::default();
+    for (path, result) in parts.into_iter().flatten() {
+        match result {
+            Ok(record) => loaded.records.push(LoadedRecord { path, record }),
+            Err(reason) => loaded.skipped.push((path, reason)),
+        }
+    }
+    Ok(loaded)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testdata;
+
+    #[test]
+    fn reasons_name_what_is_wrong() {
+        let good = serde_json::to_string(&testdata::Fleet::small().records()[0]).unwrap();
+        assert!(parse_record(&good).is_ok());
+        let truncated = &good[..good.len() / 2];
+        assert!(parse_record(truncated).unwrap_err().contains("truncated"));
+        let other = good.replace(SCHEMA, "diskbench.record/99");
+        assert!(parse_record(&other).unwrap_err().contains("unknown schema"));
+        let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
+        v["runner"]["label"] = serde_json::json!(42);
+        let err = parse_record(&v.to_string()).unwrap_err();
+        assert!(err.contains("expected a string"), "{err}");
+        v.as_object_mut().unwrap().remove("runner");
+        assert!(
+            parse_record(&v.to_string())
+                .unwrap_err()
+                .contains("missing field")
+        );
+        assert!(parse_record("[1,2]").is_err());
+    }
+}

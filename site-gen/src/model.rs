@@ -1,0 +1,400 @@
+//! From records to runners: runs grouped by runner label, each figure the median of the runs
+//! in the window, with its spread, p99 and the newest date.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use engine::record::{ColumnId, Record, StepStatus, StorageClass};
+
+use crate::load::LoadedRecord;
+use crate::stats::median;
+
+/// Position of a column in `ColumnId::ALL` (and in every per-column array here).
+pub fn col_index(c: ColumnId) -> usize {
+    ColumnId::ALL.iter().position(|&x| x == c).unwrap_or(0)
+}
+
+/// One column's figure for a runner, over the runs in the window.
+#[derive(Clone, Debug)]
+pub struct ColumnFigure {
+    /// Median headline (MiB/s or IOPS).
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+    pub runs: usize,
+    /// Median of the runs' p99 latencies, where they have one.
+    pub p99_ns: Option<f64>,
+}
+
+impl ColumnFigure {
+    /// (max - min) / median in percent; None with a single run.
+    pub fn spread_pct(&self) -> Option<f64> {
+        (self.runs > 1 && self.median > 0.0).then(|| (self.max - self.min) / self.median * 100.0)
+    }
+}
+
+/// One build step's time for a runner (runs where it succeeded).
+#[derive(Clone, Debug)]
+pub struct StepFigure {
+    pub id: String,
+    pub name: String,
+    pub wall_s: f64,
+    pub runs: usize,
+    pub failed: usize,
+}
+
+#[derive(Clone, Debug)]
+pub struct RunnerSummary {
+    pub label: String,
+    /// File-name-safe and unique among runners: `runners/<slug>.html`.
+    pub slug: String,
+    pub class: StorageClass,
+    pub arch: String,
+    pub provider: Option<String>,
+    pub cpu_model: String,
+    pub vcpus: u32,
+    pub memory_gib: f64,
+    pub instance_type: Option<String>,
+    pub variant: Option<String>,
+    /// Indices into `Dataset::records`, newest first, inside the window.
+    pub runs: Vec<usize>,
+    /// Runs outside the window (older), not counted in the figures.
+    pub older_runs: usize,
+    /// `started_at` of the newest run.
+    pub newest: String,
+    /// Every run in the window is imported.
+    pub imported: bool,
+    /// Where imported runs came from (distinct `source` and `source_file`).
+    pub sources: Vec<String>,
+    pub columns: [Option<ColumnFigure>; 6],
+    pub steps: Vec<StepFigure>,
+    /// Median single-thread compute reference.
+    pub cpu_single_ops_s: Option<f64>,
+    /// Geometric mean of each column relative to the best runner in that column (1 = best in all).
+    pub score: f64,
+}
+
+impl RunnerSummary {
+    pub fn column(&self, c: ColumnId) -> Option<&ColumnFigure> {
+        self.columns[col_index(c)].as_ref()
+    }
+}
+
+/// Everything the site shows, computed once.
+#[derive(Debug)]
+pub struct Dataset {
+    pub records: Vec<LoadedRecord>,
+    /// Best overall score first.
+    pub runners: Vec<RunnerSummary>,
+    /// Newest run across all runners (RFC 3339), the anchor of the window.
+    pub newest: Option<String>,
+    pub window_days: Option<u32>,
+}
+
+/// Days since 1970-01-01 of an RFC 3339 time's date part; None if it is not one.
+pub fn epoch_day(rfc3339: &str) -> Option<i64> {
+    let d = rfc3339.get(..10)?;
+    let mut parts = d.split('-');
+    let y: i64 = parts.next()?.parse().ok()?;
+    let m: i64 = parts.next()?.parse().ok()?;
+    let day: i64 = parts.next()?.parse().ok()?;
+    if !(1..=12).contains(&m) || !(1..=31).contains(&day) {
+        return None;
+    }
+    // Howard Hinnant's days_from_civil.
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    Some(era * 146_097 + doe - 719_468)
+}
+
+impl Dataset {
+    /// Group `records` by runner label. `window_days`: only runs that started at most that many
+    /// days before the newest run in the data count (None: all runs).
+    pub fn build(mut records: Vec<LoadedRecord>, window_days: Option<u32>) -> Dataset {
+        // Newest first, ties broken by id so the order never depends on the file system.
+        records.sort_by(|a, b| {
+            b.record
+                .started_at
+                .cmp(&a.record.started_at)
+                .then_with(|| a.record.id.cmp(&b.record.id))
+        });
+        let newest = records.first().map(|r| r.record.started_at.clone());
+        let newest_day = newest.as_deref().and_then(epoch_day);
+        let mut by_label: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+        for (i, r) in records.iter().enumerate() {
+            by_label
+                .entry(r.record.runner.label.as_str())
+                .or_default()
+                .push(i);
+        }
+        let mut used_slugs = HashSet::new();
+        let mut runners = Vec::with_capacity(by_label.len());
+        for (label, all) in &by_label {
+            let in_window = |i: &usize| match (window_days, newest_day) {
+                (Some(w), Some(n)) => epoch_day(&records[*i].record.started_at)
+                    .map(|d| n - d <= w as i64)
+                    .unwrap_or(false),
+                _ => true,
+            };
+            let runs: Vec<usize> = all.iter().copied().filter(in_window).collect();
+            if runs.is_empty() {
+                continue;
+            }
+            let mut slug = engine::results::slug(label);
+            if !used_slugs.insert(slug.clone()) {
+                let mut n = 2;
+                while !used_slugs.insert(format!("{slug}-{n}")) {
+                    n += 1;
+                }
+                slug = format!("{slug}-{n}");
+            }
+            runners.push(summarise(label, slug, &records, runs, all.len()));
+        }
+        score(&mut runners);
+        runners.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then_with(|| a.label.cmp(&b.label))
+        });
+        Dataset {
+            records,
+            runners,
+            newest,
+            window_days,
+        }
+    }
+
+    pub fn record(&self, i: usize) -> &Record {
+        &self.records[i].record
+    }
+
+    /// Runners that have a figure for `c`, best first.
+    pub fn ranked(&self, c: ColumnId) -> Vec<&RunnerSummary> {
+        let mut v: Vec<&RunnerSummary> = self
+            .runners
+            .iter()
+            .filter(|r| r.column(c).is_some())
+            .collect();
+        v.sort_by(|a, b| {
+            let (x, y) = (a.column(c).unwrap().median, b.column(c).unwrap().median);
+            y.total_cmp(&x).then_with(|| a.label.cmp(&b.label))
+        });
+        v
+    }
+
+    /// Smallest and largest median of a column across runners.
+    pub fn column_range(&self, c: ColumnId) -> Option<(f64, f64)> {
+        let mut it = self
+            .runners
+            .iter()
+            .filter_map(|r| r.column(c))
+            .map(|f| f.median);
+        let first = it.next()?;
+        Some(it.fold((first, first), |(lo, hi), v| (lo.min(v), hi.max(v))))
+    }
+}
+
+fn summarise(
+    label: &str,
+    slug: String,
+    records: &[LoadedRecord],
+    runs: Vec<usize>,
+    all_runs: usize,
+) -> RunnerSummary {
+    let newest = &records[runs[0]].record;
+    let columns = ColumnId::ALL.map(|c| {
+        let mut heads = Vec::new();
+        let mut p99s = Vec::new();
+        for &i in &runs {
+            let Some(t) = records[i].record.test(c) else {
+                continue;
+            };
+            if let Some(h) = t.headline().filter(|h| h.is_finite() && *h > 0.0) {
+                heads.push(h);
+                if let Some(p) = t.p99_ns() {
+                    p99s.push(p as f64);
+                }
+            }
+        }
+        let med = median(&heads)?;
+        Some(ColumnFigure {
+            median: med,
+            min: heads.iter().copied().fold(f64::INFINITY, f64::min),
+            max: heads.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            runs: heads.len(),
+            p99_ns: median(&p99s),
+        })
+    });
+    let mut step_walls: BTreeMap<&str, (String, Vec<f64>, usize)> = BTreeMap::new();
+    for &i in &runs {
+        for s in &records[i].record.steps {
+            let e = step_walls
+                .entry(s.id.as_str())
+                .or_insert_with(|| (s.name.clone(), Vec::new(), 0));
+            match s.status {
+                StepStatus::Ok => e.1.push(s.wall_s),
+                StepStatus::Failed => e.2 += 1,
+                StepStatus::Skipped => {}
+            }
+        }
+    }
+    let steps = step_walls
+        .into_iter()
+        .map(|(id, (name, walls, failed))| StepFigure {
+            id: id.into(),
+            name,
+            wall_s: median(&walls).unwrap_or(f64::NAN),
+            runs: walls.len(),
+            failed,
+        })
+        .collect();
+    let cpu: Vec<f64> = runs
+        .iter()
+        .filter_map(|&i| records[i].record.cpu_reference.as_ref())
+        .map(|c| c.single_thread_ops_s)
+        .collect();
+    let mut sources: Vec<String> = Vec::new();
+    for &i in &runs {
+        let r = &records[i].record;
+        if r.is_imported() {
+            let s = match &r.source_file {
+                Some(f) => format!("{} ({})", r.source, f),
+                None => r.source.clone(),
+            };
+            if !sources.contains(&s) {
+                sources.push(s);
+            }
+        }
+    }
+    RunnerSummary {
+        label: label.into(),
+        slug,
+        class: newest.storage.class,
+        arch: newest.runner.arch.clone(),
+        provider: newest.runner.provider.clone(),
+        cpu_model: newest.runner.cpu_model.clone(),
+        vcpus: newest.runner.vcpus,
+        memory_gib: newest.runner.memory_gib,
+        instance_type: newest.runner.instance_type.clone(),
+        variant: newest.runner.variant.clone(),
+        older_runs: all_runs - runs.len(),
+        newest: newest.started_at.clone(),
+        imported: runs.iter().all(|&i| records[i].record.is_imported()),
+        sources,
+        columns,
+        steps,
+        cpu_single_ops_s: median(&cpu),
+        runs,
+        score: 0.0,
+    }
+}
+
+fn score(runners: &mut [RunnerSummary]) {
+    let best: Vec<f64> = ColumnId::ALL
+        .iter()
+        .map(|&c| {
+            runners
+                .iter()
+                .filter_map(|r| r.column(c))
+                .map(|f| f.median)
+                .fold(0.0, f64::max)
+        })
+        .collect();
+    for r in runners.iter_mut() {
+        let logs: Vec<f64> = r
+            .columns
+            .iter()
+            .zip(&best)
+            .filter_map(|(f, &b)| f.as_ref().filter(|_| b > 0.0).map(|f| (f.median / b).ln()))
+            .collect();
+        r.score = if logs.is_empty() {
+            0.0
+        } else {
+            (logs.iter().sum::<f64>() / logs.len() as f64).exp()
+        };
+    }
+}
+
+/// Runners of each storage class, classes in `StorageClass::ALL` order, best first inside.
+pub fn by_class(runners: &[RunnerSummary]) -> Vec<(StorageClass, Vec<&RunnerSummary>)> {
+    let mut map: HashMap<StorageClass, Vec<&RunnerSummary>> = HashMap::new();
+    for r in runners {
+        map.entry(r.class).or_default().push(r);
+    }
+    StorageClass::ALL
+        .into_iter()
+        .filter_map(|c| map.remove(&c).map(|v| (c, v)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testdata::Fleet;
+
+    fn dataset(window: Option<u32>) -> Dataset {
+        let recs = Fleet::small()
+            .records()
+            .into_iter()
+            .map(|record| LoadedRecord {
+                path: "x.json".into(),
+                record,
+            })
+            .collect();
+        Dataset::build(recs, window)
+    }
+
+    #[test]
+    fn runs_group_by_label_with_median_and_window() {
+        let ds = dataset(None);
+        let fleet = Fleet::small();
+        assert_eq!(ds.runners.len(), fleet.runners.len());
+        let r = ds
+            .runners
+            .iter()
+            .find(|r| r.label == "ubuntu-24.04")
+            .unwrap();
+        assert_eq!(r.runs.len(), 3);
+        let heads: Vec<f64> = r
+            .runs
+            .iter()
+            .map(|&i| {
+                ds.record(i)
+                    .test(ColumnId::Qd1Read)
+                    .unwrap()
+                    .headline()
+                    .unwrap()
+            })
+            .collect();
+        let f = r.column(ColumnId::Qd1Read).unwrap();
+        assert_eq!(f.median, median(&heads).unwrap());
+        assert!(f.min <= f.median && f.median <= f.max);
+        assert_eq!(r.newest, ds.record(r.runs[0]).started_at);
+        // A one-day window keeps the two newest days' runs.
+        let ds1 = dataset(Some(1));
+        let r1 = ds1
+            .runners
+            .iter()
+            .find(|r| r.label == "ubuntu-24.04")
+            .unwrap();
+        assert_eq!((r1.runs.len(), r1.older_runs), (2, 1));
+        // Slugs are unique and safe.
+        let evil = ds
+            .runners
+            .iter()
+            .find(|r| r.label.starts_with("../"))
+            .unwrap();
+        assert_eq!(evil.slug, "escape-x");
+        assert!(ds.runners[0].score >= ds.runners[ds.runners.len() - 1].score);
+    }
+
+    #[test]
+    fn epoch_days() {
+        assert_eq!(epoch_day("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(epoch_day("2026-11-30"), Some(20_787));
+        assert_eq!(epoch_day("garbage"), None);
+    }
+}

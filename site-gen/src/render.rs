@@ -1,0 +1,705 @@
+//! Pages: the data shaped for the templates (figures already formatted, bars already sized),
+//! rendered with tera and written under the output folder.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, anyhow};
+use engine::record::{ColumnId, Headline, Record, StepStatus, StorageClass};
+use serde::Serialize;
+use serde_json::{Value, json};
+use tera::Context as TeraContext;
+
+use crate::charts;
+use crate::content::Page;
+use crate::correlation::StepAnalysis;
+use crate::findings::Finding;
+use crate::model::{Dataset, RunnerSummary, by_class, col_index};
+use crate::stats::{fmt_ns, fmt_s, fmt_sig};
+use crate::theme::Theme;
+
+/// Everything shared by all pages.
+pub struct Site<'a> {
+    pub ds: &'a Dataset,
+    pub theme: &'a Theme,
+    pub out: &'a Path,
+    pub pages: &'a [Page],
+    pub findings: &'a [Finding],
+    pub steps: &'a [StepAnalysis],
+    pub skipped: &'a [(PathBuf, String)],
+    /// Per column: (lo, hi) of the bar scale.
+    pub scales: [Option<(f64, f64)>; 6],
+}
+
+pub fn unit(c: ColumnId) -> &'static str {
+    match c.headline() {
+        Headline::MibPerSecond => "MiB/s",
+        Headline::Iops => "IOPS",
+    }
+}
+
+/// Bar width in percent on a log scale from the column's range.
+pub fn bar_pct(v: f64, scale: Option<(f64, f64)>) -> f64 {
+    let Some((lo, hi)) = scale else { return 0.0 };
+    // The smallest figure still gets a visible bar: the scale starts a bit below it.
+    let floor = lo / 2.0;
+    if hi <= floor || v <= 0.0 {
+        return 0.0;
+    }
+    let pct = (v / floor).ln() / (hi / floor).ln() * 100.0;
+    (pct.clamp(1.0, 100.0) * 10.0).round() / 10.0
+}
+
+#[derive(Serialize)]
+struct ColumnHead {
+    id: &'static str,
+    title: &'static str,
+    unit: &'static str,
+    colour: String,
+}
+
+fn column_heads() -> Vec<ColumnHead> {
+    ColumnId::ALL
+        .into_iter()
+        .map(|c| ColumnHead {
+            id: c.as_str(),
+            title: c.title(),
+            unit: unit(c),
+            colour: charts::column_colour_css(c),
+        })
+        .collect()
+}
+
+#[derive(Serialize)]
+struct Cell {
+    col: &'static str,
+    value: String,
+    p99: String,
+    /// Why this p99 is not comparable with measured ones (empty when it is).
+    p99_note: &'static str,
+    spread: String,
+    bar: f64,
+    missing: bool,
+}
+
+#[derive(Serialize)]
+struct Row {
+    label: String,
+    href: String,
+    class: &'static str,
+    class_title: &'static str,
+    arch: String,
+    detail: String,
+    imported: bool,
+    sources: String,
+    runs: usize,
+    newest: String,
+    cells: Vec<Cell>,
+}
+
+impl Site<'_> {
+    fn cell(&self, r: &RunnerSummary, c: ColumnId) -> Cell {
+        match r.column(c) {
+            Some(f) => Cell {
+                col: c.as_str(),
+                value: fmt_sig(f.median),
+                p99: f.p99_ns.map(fmt_ns).unwrap_or_default(),
+                p99_note: if r.imported && c == ColumnId::SyncWrite {
+                    "published p99: the write alone, without the fdatasync"
+                } else {
+                    ""
+                },
+                spread: f
+                    .spread_pct()
+                    .map(|s| format!("±{:.0}%", s / 2.0))
+                    .unwrap_or_default(),
+                bar: bar_pct(f.median, self.scales[col_index(c)]),
+                missing: false,
+            },
+            None => Cell {
+                col: c.as_str(),
+                value: "–".into(),
+                p99: String::new(),
+                p99_note: "",
+                spread: String::new(),
+                bar: 0.0,
+                missing: true,
+            },
+        }
+    }
+
+    fn row(&self, r: &RunnerSummary, root: &str) -> Row {
+        let mut detail = Vec::new();
+        if let Some(it) = &r.instance_type {
+            detail.push(it.clone());
+        }
+        detail.push(format!("{} vCPU", r.vcpus));
+        if let Some(v) = &r.variant {
+            detail.push(v.clone());
+        }
+        Row {
+            label: r.label.clone(),
+            href: format!("{root}runners/{}.html", r.slug),
+            class: r.class.as_str(),
+            class_title: r.class.title(),
+            arch: r.arch.clone(),
+            detail: detail.join(" · "),
+            imported: r.imported,
+            sources: r.sources.join("; "),
+            runs: r.runs.len(),
+            newest: r.newest.get(..10).unwrap_or(&r.newest).to_string(),
+            cells: ColumnId::ALL.into_iter().map(|c| self.cell(r, c)).collect(),
+        }
+    }
+
+    fn base_context(&self, root: &str, title: &str, nav: &str) -> TeraContext {
+        let mut ctx = TeraContext::new();
+        ctx.insert("root", root);
+        ctx.insert("title", title);
+        ctx.insert("nav", nav);
+        ctx.insert("version", env!("CARGO_PKG_VERSION"));
+        ctx.insert(
+            "newest",
+            &self
+                .ds
+                .newest
+                .as_deref()
+                .and_then(|s| s.get(..10))
+                .unwrap_or("–"),
+        );
+        ctx.insert("columns", &column_heads());
+        let extra: Vec<Value> = self
+            .pages
+            .iter()
+            .filter(|p| !matches!(p.name.as_str(), "columns" | "methodology" | "verdicts"))
+            .map(|p| json!({"href": format!("{root}{}.html", p.name), "title": p.title}))
+            .collect();
+        ctx.insert("extra_pages", &extra);
+        ctx
+    }
+
+    fn write(&self, rel: &str, template: &str, ctx: &TeraContext) -> Result<()> {
+        let html = self
+            .theme
+            .tera
+            .render(template, ctx)
+            .map_err(|e| anyhow!("rendering {rel} with {template}: {e}"))?;
+        write_file(self.out, rel, html.as_bytes())
+    }
+
+    pub fn index(&self) -> Result<()> {
+        let mut ctx = self.base_context("", "Runner disks, measured", "index");
+        let groups: Vec<Value> = by_class(&self.ds.runners)
+            .into_iter()
+            .map(|(class, rs)| {
+                json!({
+                    "class": class.as_str(),
+                    "title": class.title(),
+                    "blurb": class_blurb(class),
+                    "rows": rs.iter().map(|r| self.row(r, "")).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        ctx.insert("groups", &groups);
+        let kinds = [
+            "extremes",
+            "tmpfs",
+            "same-cpu",
+            "provisioned",
+            "class-range",
+        ];
+        let finding_groups: Vec<Value> = kinds
+            .iter()
+            .filter_map(|k| {
+                let items: Vec<&Finding> = self.findings.iter().filter(|f| f.kind == *k).collect();
+                (!items.is_empty()).then(|| {
+                    json!({"kind": k, "title": finding_title(k), "items": items.iter().map(|f| &f.html).collect::<Vec<_>>()})
+                })
+            })
+            .collect();
+        ctx.insert("finding_groups", &finding_groups);
+        ctx.insert("runner_count", &self.ds.runners.len());
+        let runs: usize = self.ds.runners.iter().map(|r| r.runs.len()).sum();
+        ctx.insert("run_count", &runs);
+        let imported = self.ds.runners.iter().filter(|r| r.imported).count();
+        ctx.insert("imported_count", &imported);
+        ctx.insert(
+            "window",
+            &self
+                .ds
+                .window_days
+                .map(|d| format!("runs from the {d} days up to the newest run"))
+                .unwrap_or_else(|| "all runs".into()),
+        );
+        let skipped: Vec<Value> = self
+            .skipped
+            .iter()
+            .map(|(p, why)| json!({"path": p.display().to_string(), "why": why}))
+            .collect();
+        ctx.insert("skipped", &skipped);
+        self.write("index.html", "index.html", &ctx)
+    }
+
+    pub fn column_page(&self, c: ColumnId) -> Result<()> {
+        let mut ctx = self.base_context(
+            "../",
+            &format!("{} — every runner, best first", c.title()),
+            c.as_str(),
+        );
+        let rows: Vec<Value> = self
+            .ds
+            .ranked(c)
+            .into_iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let cell = self.cell(r, c);
+                let f = r.column(c).unwrap();
+                json!({
+                    "rank": i + 1,
+                    "row": self.row(r, "../"),
+                    "cell": cell,
+                    "range": if f.runs > 1 { format!("{}–{}", fmt_sig(f.min), fmt_sig(f.max)) } else { String::new() },
+                })
+            })
+            .collect();
+        ctx.insert("rows", &rows);
+        ctx.insert("col", &json!({"id": c.as_str(), "title": c.title(), "unit": unit(c), "colour": charts::column_colour_css(c)}));
+        ctx.insert("job", column_job(c));
+        self.write(&format!("by/{}.html", c.as_str()), "column.html", &ctx)
+    }
+
+    pub fn runner_page(&self, r: &RunnerSummary, scratch: &mut crate::hist::Scratch) -> Result<()> {
+        let newest = self.ds.record(r.runs[0]);
+        let mut ctx = self.base_context("../", &r.label, "runner");
+        ctx.insert("row", &self.row(r, "../"));
+        ctx.insert("facts", &facts(r, newest));
+        ctx.insert("storage", &storage_view(newest));
+        // Every run, newest first.
+        let runs: Vec<Value> = r
+            .runs
+            .iter()
+            .map(|&i| {
+                let rec = self.ds.record(i);
+                json!({
+                    "date": rec.started_at.replace('T', " ").trim_end_matches('Z').to_string(),
+                    "imported": rec.is_imported(),
+                    "source": match &rec.source_file { Some(f) => format!("{} ({f})", rec.source), None => rec.source.clone() },
+                    "engine": engines(rec),
+                    "cells": ColumnId::ALL.into_iter().map(|c| {
+                        let t = rec.test(c);
+                        json!({
+                            "value": t.and_then(|t| t.headline()).map(fmt_sig).unwrap_or_else(|| "–".into()),
+                            "p99": t.and_then(|t| t.p99_ns()).map(|p| fmt_ns(p as f64)).unwrap_or_default(),
+                        })
+                    }).collect::<Vec<_>>(),
+                    "notes": rec.notes.iter().chain(rec.tests.iter().flat_map(|t| t.notes.iter())).cloned().collect::<Vec<_>>(),
+                    "ci": rec.runner.ci.as_ref().map(|c| format!("{} run {}", c.system, c.run_id.as_deref().unwrap_or("?"))).unwrap_or_default(),
+                })
+            })
+            .collect();
+        ctx.insert("runs", &runs);
+        let (svg, lat_rows, merged_runs) = self.latency(r, scratch);
+        ctx.insert("cdf_svg", &svg);
+        ctx.insert("lat_rows", &lat_rows);
+        ctx.insert("merged_runs", &merged_runs);
+        ctx.insert("steps", &steps_view(self, r));
+        self.write(&format!("runners/{}.html", r.slug), "runner.html", &ctx)
+    }
+
+    /// The runner's latency: every run's stored histograms merged per column, drawn as CDFs.
+    fn latency(
+        &self,
+        r: &RunnerSummary,
+        scratch: &mut crate::hist::Scratch,
+    ) -> (String, Vec<Value>, usize) {
+        let mut series = Vec::new();
+        let mut rows = Vec::new();
+        let mut merged_runs = 0;
+        for c in ColumnId::ALL {
+            let mut merger = crate::hist::Merger::default();
+            for &i in &r.runs {
+                let Some(d) = self.ds.record(i).test(c).and_then(|t| t.main_direction()) else {
+                    continue;
+                };
+                if let Some(b64) = d.hist.as_deref() {
+                    merger.add(b64, scratch);
+                }
+            }
+            let (merged, n) = (merger.merged, merger.runs);
+            merged_runs = merged_runs.max(n);
+            if let Some(h) = merged.filter(|h| !h.is_empty()) {
+                let p: Vec<String> = h
+                    .value_at_quantiles([0.5, 0.9, 0.99, 0.999])
+                    .map(|v| fmt_ns(v as f64))
+                    .collect();
+                rows.push(json!({
+                    "col": c.as_str(), "title": c.title(), "colour": charts::column_colour_css(c),
+                    "ops": fmt_sig(h.len() as f64), "runs": n,
+                    "p50": p[0], "p90": p[1], "p99": p[2], "p999": p[3],
+                    "max": fmt_ns(h.max() as f64),
+                }));
+                series.push((c, charts::cdf_points(&h)));
+            }
+        }
+        let svg = if series.is_empty() {
+            String::new()
+        } else {
+            charts::cdf_svg(&series).unwrap_or_default()
+        };
+        (svg, rows, merged_runs)
+    }
+
+    pub fn steps_page(&self) -> Result<()> {
+        let mut ctx = self.base_context("", "Build steps across runners", "steps");
+        let steps: Vec<Value> = self
+            .steps
+            .iter()
+            .map(|s| {
+                let pairs: Vec<Value> = s
+                    .pairs
+                    .iter()
+                    .map(|p| {
+                        let (title, unit_s, col) = match p.column {
+                            Some(c) => (c.title().to_string(), unit(c), c),
+                            None => ("CPU reference (one thread)".to_string(), "ops/s", ColumnId::SeqRead),
+                        };
+                        let svg = if p.points.len() >= 2 {
+                            let mut svg = charts::scatter_svg(col, &p.points, unit_s).unwrap_or_default();
+                            if p.column.is_none() {
+                                svg = svg.replacen("seq-read (", "cpu (", 1);
+                            }
+                            svg
+                        } else {
+                            String::new()
+                        };
+                        json!({
+                            "title": title,
+                            "id": p.column.map(|c| c.as_str()).unwrap_or("cpu"),
+                            "rho": p.rho.map(|r| format!("{r:+.2}")).unwrap_or_else(|| "–".into()),
+                            "strength": p.rho.map(|r| if r <= -0.6 { "strong" } else if r <= -0.3 { "some" } else { "none" }).unwrap_or("none"),
+                            "n": p.points.len(),
+                            "svg": svg,
+                        })
+                    })
+                    .collect();
+                json!({
+                    "id": s.id, "name": s.name, "follows": s.follows, "conclusion": s.conclusion,
+                    "failed_runners": s.failed_runners, "pairs": pairs,
+                })
+            })
+            .collect();
+        ctx.insert("steps", &steps);
+        ctx.insert("min_runners", &crate::correlation::MIN_RUNNERS);
+        self.write("steps.html", "steps.html", &ctx)
+    }
+
+    pub fn content_page(&self, page: &Page) -> Result<()> {
+        let mut ctx = self.base_context("", &page.title, &page.name);
+        ctx.insert("body", &page.html);
+        if page.name == "verdicts" {
+            ctx.insert("verdicts", &verdict_counts(self.ds));
+        }
+        self.write(&format!("{}.html", page.name), "page.html", &ctx)
+    }
+
+    /// A verdicts page even when `content/verdicts.md` is absent: the counts from the data.
+    pub fn verdicts_fallback(&self) -> Result<()> {
+        let page = Page {
+            name: "verdicts".into(),
+            title: "Step verdicts".into(),
+            html: "<p>Each build step's record carries a verdict (latency, bandwidth, CPU, mixed or unknown) and the one sentence of figures behind it. Below: how often each verdict was given, per step, in this data.</p>".into(),
+        };
+        self.content_page(&page)
+    }
+}
+
+fn verdict_counts(ds: &Dataset) -> Vec<Value> {
+    /// Per step id: its name, how often each verdict was given, one example sentence.
+    type Tally = (
+        String,
+        std::collections::BTreeMap<&'static str, usize>,
+        Option<String>,
+    );
+    let mut by_step: std::collections::BTreeMap<String, Tally> = Default::default();
+    for r in &ds.runners {
+        for &i in &r.runs {
+            for s in &ds.record(i).steps {
+                let e = by_step
+                    .entry(s.id.clone())
+                    .or_insert_with(|| (s.name.clone(), Default::default(), None));
+                let k = if s.status == StepStatus::Ok {
+                    s.bound.as_str()
+                } else if s.status == StepStatus::Failed {
+                    "failed"
+                } else {
+                    "skipped"
+                };
+                *e.1.entry(k).or_default() += 1;
+                if e.2.is_none() && s.status == StepStatus::Ok {
+                    e.2 = Some(s.why.clone());
+                }
+            }
+        }
+    }
+    by_step
+        .into_iter()
+        .map(|(id, (name, counts, why))| {
+            json!({"id": id, "name": name, "why": why.unwrap_or_default(),
+                   "counts": counts.into_iter().map(|(k, v)| json!({"bound": k, "n": v})).collect::<Vec<_>>()})
+        })
+        .collect()
+}
+
+fn finding_title(kind: &str) -> &'static str {
+    match kind {
+        "extremes" => "Fastest and slowest disk, per column and architecture",
+        "tmpfs" => "Memory against disk",
+        "same-cpu" => "Same CPU, different storage",
+        "provisioned" => "Provisioned against default volumes",
+        _ => "Each storage class's range",
+    }
+}
+
+fn class_blurb(c: StorageClass) -> &'static str {
+    match c {
+        StorageClass::Tmpfs => "Files in memory: no device, no flush. The ceiling, not a disk.",
+        StorageClass::LocalNvme => {
+            "NVMe attached to the host (instance store): low latency, fast flushes, gone when the machine is."
+        }
+        StorageClass::Ebs => {
+            "Amazon's network block storage: IOPS and throughput are provisioned; every I/O crosses the network."
+        }
+        StorageClass::NetworkDisk => {
+            "A network-attached disk from another cloud (Azure managed disk, GCP persistent disk)."
+        }
+        StorageClass::VmDisk => {
+            "A virtual disk of a VM (virtio, Hyper-V): what most hosted CI runners get."
+        }
+        StorageClass::Unknown => "No rule recognised the device; see each runner's evidence.",
+    }
+}
+
+fn column_job(c: ColumnId) -> &'static str {
+    match c {
+        ColumnId::SeqRead => {
+            "1 MiB sequential reads, 32 in flight. Restoring caches, reading images, big artifacts."
+        }
+        ColumnId::SeqWrite => {
+            "1 MiB sequential writes, 32 in flight. Writing build outputs, docker layers, artifacts."
+        }
+        ColumnId::RandRead => {
+            "4 KiB random reads, 4 jobs x 32 in flight. Many small files read in parallel."
+        }
+        ColumnId::RandWrite => {
+            "4 KiB random writes, 4 jobs x 32 in flight. Parallel small writes: package extraction, compilers writing objects."
+        }
+        ColumnId::Qd1Read => {
+            "4 KiB random reads, one at a time: pure latency. A program that waits for each read (SQLite lookups, git status, cold starts)."
+        }
+        ColumnId::SyncWrite => {
+            "4 KiB write then fdatasync, one at a time: durable commits per second. Databases, package managers, anything that must not lose a write."
+        }
+    }
+}
+
+fn engines(rec: &Record) -> String {
+    let mut e: Vec<String> = rec
+        .tests
+        .iter()
+        .map(|t| {
+            let mut s = t.engine.used.clone();
+            if !t.engine.direct {
+                s.push_str(" buffered");
+            }
+            s
+        })
+        .collect();
+    e.sort();
+    e.dedup();
+    e.join(", ")
+}
+
+fn facts(r: &RunnerSummary, rec: &Record) -> Vec<(String, String)> {
+    let run = &rec.runner;
+    let mut f = vec![
+        ("Architecture".into(), run.arch.clone()),
+        ("CPU".into(), run.cpu_model.clone()),
+        ("vCPUs".into(), run.vcpus.to_string()),
+        ("Memory".into(), format!("{:.1} GiB", run.memory_gib)),
+        ("Kernel".into(), run.kernel.clone()),
+        ("OS".into(), run.os.clone()),
+    ];
+    if let Some(p) = &run.provider {
+        f.push(("Provider".into(), p.clone()));
+    }
+    if let Some(it) = &run.instance_type {
+        f.push(("Instance type".into(), it.clone()));
+    }
+    if let Some(v) = &run.variant {
+        f.push(("Variant".into(), v.clone()));
+    }
+    if let Some(ci) = &run.ci {
+        f.push((
+            "CI".into(),
+            [
+                Some(ci.system.clone()),
+                ci.image.clone(),
+                ci.environment.clone(),
+            ]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join(" · "),
+        ));
+    }
+    if run.in_container {
+        f.push((
+            "Container".into(),
+            "yes: the figures are the container's view".into(),
+        ));
+    }
+    if let Some(c) = r.cpu_single_ops_s {
+        f.push((
+            "CPU reference".into(),
+            format!("{} ops/s on one thread (median)", fmt_sig(c)),
+        ));
+    }
+    f.retain(|(_, v)| !v.trim().is_empty());
+    f.push((
+        "Runs".into(),
+        format!(
+            "{} in the window{}",
+            r.runs.len(),
+            if r.older_runs > 0 {
+                format!(", {} older not counted", r.older_runs)
+            } else {
+                String::new()
+            }
+        ),
+    ));
+    f
+}
+
+/// Mount options that change what fdatasync costs, and why.
+pub fn fsync_option(opt: &str) -> Option<&'static str> {
+    let o = opt.trim();
+    Some(match o {
+        "nobarrier" | "barrier=0" => {
+            "no cache flush: fdatasync can return before the data is on stable media"
+        }
+        "data=writeback" => {
+            "data not ordered before metadata commits: cheaper syncs, weaker guarantees"
+        }
+        "data=journal" => {
+            "data goes through the journal first: every synced write is written twice"
+        }
+        "sync" => "every write is synchronous: no write-back at all",
+        "dirsync" => "directory changes are synchronous",
+        "journal_async_commit" => "the commit block is written without waiting for the journal",
+        "nodiscard" | "discard" => return None,
+        _ if o.starts_with("commit=") => "journal commit interval changed",
+        _ => return None,
+    })
+}
+
+fn model_of(d: &engine::record::Device) -> String {
+    [d.vendor.clone(), d.model.clone()]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn rotational(r: Option<bool>) -> &'static str {
+    match r {
+        Some(true) => "yes",
+        Some(false) => "no",
+        None => "?",
+    }
+}
+
+fn storage_view(rec: &Record) -> Value {
+    let s = &rec.storage;
+    let options: Vec<Value> = s
+        .mount_options
+        .split(',')
+        .filter(|o| !o.is_empty())
+        .map(|o| {
+            let why = fsync_option(o).or_else(|| {
+                s.fsync_flags
+                    .iter()
+                    .any(|f| f == o)
+                    .then_some("the record flags this option as changing fsync cost")
+            });
+            json!({"opt": o, "flag": why.is_some(), "why": why.unwrap_or("")})
+        })
+        .collect();
+    let devices: Vec<Value> = if s.devices.is_empty() { s.device.iter().collect::<Vec<_>>() } else { s.devices.iter().collect() }
+        .into_iter()
+        .map(|d| {
+            json!({
+                "name": d.name,
+                "model": model_of(d),
+                "transport": d.transport.clone().unwrap_or_default(),
+                "rotational": rotational(d.rotational),
+                "scheduler": d.scheduler.clone().unwrap_or_default(),
+                "size": d.size_bytes.map(|b| format!("{} GiB", fmt_sig(b as f64 / (1u64 << 30) as f64))).unwrap_or_default(),
+                "raid": d.raid_level.clone().unwrap_or_default(),
+                "members": d.members.join(", "),
+            })
+        })
+        .collect();
+    json!({
+        "class": s.class.as_str(), "class_title": s.class.title(),
+        "evidence": s.class_evidence,
+        "path": s.path, "fstype": s.fstype, "mount_source": s.mount_source,
+        "options": options,
+        "overlay": s.overlay_upper.as_ref().map(|m| format!("{} on {} ({})", m.fstype, m.mount_source, m.mount_options)),
+        "devices": devices,
+        "notes": s.notes,
+        "free": match (s.free_bytes, s.total_bytes) {
+            (Some(f), Some(t)) => format!("{} GiB free of {} GiB", fmt_sig(f as f64 / (1u64 << 30) as f64), fmt_sig(t as f64 / (1u64 << 30) as f64)),
+            _ => String::new(),
+        },
+        "evidence_runner": rec.runner.evidence,
+    })
+}
+
+fn steps_view(site: &Site, r: &RunnerSummary) -> Value {
+    // The newest run that has steps, with each step's median over the window beside it.
+    let Some(rec) = r
+        .runs
+        .iter()
+        .map(|&i| site.ds.record(i))
+        .find(|rec| !rec.steps.is_empty())
+    else {
+        return json!({"rows": [], "date": ""});
+    };
+    let rows: Vec<Value> = rec
+        .steps
+        .iter()
+        .map(|s| {
+            let fig = r.steps.iter().find(|f| f.id == s.id);
+            json!({
+                "id": s.id, "name": s.name,
+                "status": match s.status { StepStatus::Ok => "ok", StepStatus::Failed => "failed", StepStatus::Skipped => "skipped" },
+                "wall": if s.status == StepStatus::Ok { fmt_s(s.wall_s) } else { String::new() },
+                "median": fig.filter(|f| f.runs > 1).map(|f| format!("{} over {} runs", fmt_s(f.wall_s), f.runs)).unwrap_or_default(),
+                "cpu": if s.status == StepStatus::Ok && s.wall_s > 0.0 { format!("{:.0}%", (s.user_s + s.sys_s) / s.wall_s * 100.0) } else { String::new() },
+                "bound": s.bound.as_str(), "why": s.why, "reason": s.reason.clone().unwrap_or_default(),
+                "tail": s.output_tail.clone().unwrap_or_default(),
+                "stall": s.io_pressure_s.map(fmt_s).unwrap_or_default(),
+            })
+        })
+        .collect();
+    json!({"rows": rows, "date": rec.started_at.get(..10).unwrap_or("")})
+}
+
+/// Write `rel` (a path made only of fixed names and slugs) under `out`.
+pub fn write_file(out: &Path, rel: &str, bytes: &[u8]) -> Result<()> {
+    debug_assert!(!rel.contains("..") && !rel.starts_with('/'), "{rel}");
+    let path = out.join(rel);
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    std::fs::write(&path, bytes).with_context(|| format!("cannot write {}", path.display()))
+}
