@@ -23,7 +23,16 @@ pub fn new_ring(entries: u32) -> io::Result<IoUring> {
     {
         return Err(io::Error::from_raw_os_error(errno));
     }
-    IoUring::new(entries)
+    // One thread submits and reaps each ring: let the kernel run completion work only when we
+    // ask for completions (fewer interruptions). Older kernels refuse these flags (EINVAL).
+    match IoUring::builder()
+        .setup_single_issuer()
+        .setup_defer_taskrun()
+        .build(entries)
+    {
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => IoUring::new(entries),
+        other => other,
+    }
 }
 
 /// Whether io_uring can be set up here; the error says why not.
