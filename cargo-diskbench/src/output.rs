@@ -30,7 +30,7 @@ impl SuiteProgress {
             let bar = ProgressBar::with_draw_target(Some(1000), ProgressDrawTarget::stderr());
             bar.set_style(
                 ProgressStyle::with_template(
-                    "{spinner} [{elapsed_precise}] {bar:30} {percent:>3}% ETA {eta:>3} {msg}",
+                    "{spinner} {elapsed_precise} {bar:20} {percent:>3}% ETA {eta:>3} {msg}",
                 )
                 .expect("valid template"),
             );
@@ -106,7 +106,7 @@ impl SuiteProgress {
             } => {
                 if let Some(bar) = &self.bar {
                     bar.set_message(format!(
-                        "{name}: laying out the test file {}%",
+                        "{name}: layout {}%",
                         done_bytes * 100 / (*total_bytes).max(1)
                     ));
                 }

@@ -322,10 +322,17 @@ impl JobSpec {
         }
         let dir = self.dir();
         if !dir.as_os_str().is_empty() && !dir.is_dir() {
-            return Err(error::usage(format!(
-                "--directory {}: not an existing folder; create it or point to another one",
-                dir.display()
-            )));
+            return Err(error::usage(match &self.layout {
+                Layout::SharedFile { path, .. } => format!(
+                    "--filename {}: the folder {} does not exist; create it or use another path",
+                    path.display(),
+                    dir.display()
+                ),
+                Layout::FilePerJob { .. } => format!(
+                    "--directory {}: not an existing folder; create it or point to another one",
+                    dir.display()
+                ),
+            }));
         }
         let align = crate::testfile::direct_io_alignment(dir, &self.files());
         if self.direct && !bs.is_multiple_of(align.offset) {

@@ -419,3 +419,49 @@ fn repeat_reports_every_pass_and_the_spread() {
     }
     assert!(String::from_utf8_lossy(&out.stdout).contains("over 3"));
 }
+
+#[test]
+fn explicit_engines_are_honoured() {
+    // io_uring at depth 1, including the linked write + fdatasync pair of sync-write.
+    let dir = workdir();
+    let out = output(run_cmd(
+        dir.path(),
+        &[
+            "--only",
+            "sync-write,qd1-read",
+            "--engine",
+            "io_uring",
+            "--runtime",
+            "0.5",
+        ],
+    ));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let record = only_record(dir.path());
+    assert_eq!(record.settings.engine, "io_uring");
+    for t in &record.tests {
+        assert_eq!(t.engine.used, "io_uring", "{}", t.id);
+        assert!(t.main_direction().unwrap().ios > 0, "{}", t.id);
+    }
+    // psync at depth: one I/O in flight per job, and the record says so.
+    let dir = workdir();
+    let out = output(run_cmd(
+        dir.path(),
+        &[
+            "--only",
+            "rand-write",
+            "--engine",
+            "psync",
+            "--runtime",
+            "0.5",
+        ],
+    ));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let t = &only_record(dir.path()).tests[0];
+    assert_eq!(t.engine.used, "psync");
+    assert!(t.engine.fallback.is_none());
+    assert!(
+        t.notes.iter().any(|n| n.contains("--iodepth 32 ran as 1")),
+        "{:?}",
+        t.notes
+    );
+}
