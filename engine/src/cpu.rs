@@ -1,4 +1,5 @@
-//! CPU time of the calling thread (RUSAGE_THREAD), read at the edges of the measured window.
+//! CPU time (getrusage), read at the edges of the measured window. The whole process counts,
+//! because io_uring may run I/O on its own worker threads (iou-wrk), which are ours too.
 
 use std::time::Duration;
 

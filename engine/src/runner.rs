@@ -208,6 +208,7 @@ pub fn execute(
         barrier: &barrier,
         start: &start,
     };
+    let cpu_before = CpuTime::process();
     let outcomes: Vec<Result<WorkerStats, WorkerError>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..spec.numjobs)
             .map(|i| {
@@ -246,6 +247,7 @@ pub fn execute(
             .collect()
     });
 
+    let whole_run_cpu = CpuTime::process().since(cpu_before);
     if crate::cancel::requested() {
         return Err(crate::error::interrupted());
     }
@@ -270,11 +272,23 @@ pub fn execute(
         }
     }
     let used = if use_uring { "io_uring" } else { "psync" };
-    Ok(summarise(spec, used, fallback, files, notes, &stats))
+    Ok(summarise(
+        spec,
+        plan.size_based,
+        whole_run_cpu,
+        used,
+        fallback,
+        files,
+        notes,
+        &stats,
+    ))
 }
 
+#[allow(clippy::too_many_arguments)]
 fn summarise(
     spec: &JobSpec,
+    size_based: bool,
+    whole_run_cpu: CpuTime,
     used: &str,
     fallback: Option<String>,
     files: &[OpenedFile],
@@ -288,10 +302,13 @@ fn summarise(
         .unwrap_or_default()
         .as_secs_f64()
         .max(1e-9);
-    let mut cpu = CpuTime::default();
-    for s in stats {
-        cpu = cpu.plus(s.cpu);
-    }
+    // Time-based jobs share one window: the first worker's process-wide reading covers all.
+    // Size-based jobs end at different times: the whole run's reading is the honest one.
+    let cpu = if size_based {
+        whole_run_cpu
+    } else {
+        stats.first().map(|s| s.cpu).unwrap_or_default()
+    };
     let direction = |d: usize| -> DirectionStats {
         let mut hist = LatencyHist::new();
         let (mut ios, mut bytes) = (0, 0);
@@ -352,6 +369,8 @@ struct WorkerStats {
     hist: [LatencyHist; 2],
     ios: [u64; 2],
     bytes: [u64; 2],
+    /// CPU time of the whole process (every job thread and io_uring's worker threads) over
+    /// this worker's measured window. Jobs share the window, so any one worker's view will do.
     cpu: CpuTime,
     /// The measured window.
     window: Duration,
@@ -575,7 +594,7 @@ fn job_loop<B: Backend>(
         note: None,
     };
     let mut measuring = plan.ramp.is_zero();
-    let mut cpu_at_start = CpuTime::thread();
+    let mut cpu_at_start = CpuTime::process();
     let mut cpu_at_end = None;
     let mut issuing = true;
     let mut inflight = 0usize;
@@ -623,7 +642,7 @@ fn job_loop<B: Backend>(
         let t_done = Instant::now();
         if !measuring && t_done >= measure_from {
             measuring = true;
-            cpu_at_start = CpuTime::thread();
+            cpu_at_start = CpuTime::process();
         }
         let counting = measuring && window_end.is_none_or(|end| t_done <= end);
         for c in done.drain(..) {
@@ -669,7 +688,7 @@ fn job_loop<B: Backend>(
                 && t_done >= end
             {
                 issuing = false;
-                cpu_at_end = Some(CpuTime::thread());
+                cpu_at_end = Some(CpuTime::process());
             }
             if crate::cancel::requested() || plan.abort.load(Ordering::Relaxed) {
                 issuing = false;
@@ -685,7 +704,7 @@ fn job_loop<B: Backend>(
         return Err(f);
     }
     stats.cpu = cpu_at_end
-        .unwrap_or_else(CpuTime::thread)
+        .unwrap_or_else(CpuTime::process)
         .since(cpu_at_start);
     stats.window = match (plan.size_based, window_end) {
         (false, Some(end)) => end.duration_since(measure_from),
