@@ -8,14 +8,14 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Barrier, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 
 use crate::backend::io_uring::{self as uring, Uring};
 use crate::backend::psync::Psync;
 use crate::backend::{Backend, Completion, Io, IoKind, errno_name, is_refusal};
-use crate::cpu::CpuTime;
+use crate::cpu::{CpuTime, mono_ns};
 use crate::hist::LatencyHist;
 use crate::job::{
     DirectIoAlignment, EngineChoice, JobSpec, Layout, Pattern, SyncMode, Termination,
@@ -233,7 +233,7 @@ pub fn execute(
             std::thread::sleep(Duration::from_millis(50));
             let elapsed = start
                 .get()
-                .map(|s: &Instant| s.elapsed())
+                .map(|&s: &u64| Duration::from_nanos(mono_ns().saturating_sub(s)))
                 .unwrap_or_default();
             progress(&Progress::Tick {
                 name: &spec.name,
@@ -361,7 +361,8 @@ struct Plan<'a> {
     mem_align: usize,
     abort: &'a AtomicBool,
     barrier: &'a Barrier,
-    start: &'a OnceLock<Instant>,
+    /// CLOCK_MONOTONIC nanoseconds when the first job started.
+    start: &'a OnceLock<u64>,
 }
 
 /// What one worker measured.
@@ -568,9 +569,8 @@ fn job_loop<B: Backend>(
     let mut free: Vec<u16> = (0..depth as u16).rev().collect();
     let mut just_prepared: Vec<u16> = Vec::with_capacity(depth);
     let mut done: Vec<Completion> = Vec::with_capacity(depth * 2);
-    let start = *plan.start.get_or_init(Instant::now);
-    let now = Instant::now();
-    let mut issue_at: Vec<Instant> = vec![now; depth];
+    let start = *plan.start.get_or_init(mono_ns);
+    let mut issue_at: Vec<u64> = vec![start; depth];
     let mut slot_io: Vec<Io> = vec![
         Io {
             slot: 0,
@@ -580,8 +580,8 @@ fn job_loop<B: Backend>(
         };
         depth
     ];
-    let measure_from = start + plan.ramp;
-    let window_end = plan.runtime.map(|r| measure_from + r);
+    let measure_from = start + plan.ramp.as_nanos() as u64;
+    let window_end = plan.runtime.map(|r| measure_from + r.as_nanos() as u64);
     let size_target = state.region_end - state.region_start;
     let mut issued_bytes = 0u64;
 
@@ -621,7 +621,7 @@ fn job_loop<B: Backend>(
         if inflight == 0 {
             break;
         }
-        let t_issue = Instant::now();
+        let t_issue = mono_ns();
         for &s in &just_prepared {
             issue_at[s as usize] = t_issue;
         }
@@ -639,7 +639,7 @@ fn job_loop<B: Backend>(
                 issuing = false;
             }
         }
-        let t_done = Instant::now();
+        let t_done = mono_ns();
         if !measuring && t_done >= measure_from {
             measuring = true;
             cpu_at_start = CpuTime::process();
@@ -674,7 +674,7 @@ fn job_loop<B: Backend>(
             }
             if counting {
                 let d = if io.kind.is_read() { READ } else { WRITE };
-                let lat_ns = t_done.duration_since(issue_at[slot]).as_nanos() as u64;
+                let lat_ns = t_done.saturating_sub(issue_at[slot]);
                 stats.hist[d].record(lat_ns);
                 stats.ios[d] += 1;
                 stats.bytes[d] += io.len as u64;
@@ -707,8 +707,8 @@ fn job_loop<B: Backend>(
         .unwrap_or_else(CpuTime::process)
         .since(cpu_at_start);
     stats.window = match (plan.size_based, window_end) {
-        (false, Some(end)) => end.duration_since(measure_from),
-        _ => last_done.duration_since(measure_from),
+        (false, Some(end)) => Duration::from_nanos(end - measure_from),
+        _ => Duration::from_nanos(last_done.saturating_sub(measure_from)),
     };
     Ok(stats)
 }
