@@ -116,8 +116,11 @@ pub fn lay_out_missing(
         .metadata()
         .with_context(|| format!("cannot stat {}", file.path.display()))?
         .len();
-    // Restart at an aligned offset so O_DIRECT accepts every write.
-    let from = len - len % align.offset.max(1);
+    // Aligned start and end, so O_DIRECT accepts every write. The job never touches the tail
+    // past the last whole block, so rounding the end down leaves nothing unwritten it reads.
+    let unit = align.offset.max(1);
+    let from = len - len % unit;
+    let size = size - size % unit;
     if from >= size {
         return Ok(());
     }
@@ -773,6 +776,19 @@ mod tests {
                 .len();
             assert_eq!(len, 1 << 20);
         }
+    }
+
+    #[test]
+    fn sizes_that_are_not_whole_blocks_still_lay_out_with_o_direct() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = spec(dir.path());
+        s.pattern = Pattern::RandRead;
+        s.numjobs = 1;
+        s.size_per_job = 1_000_000;
+        let r = run_job(&s, &mut |_| {}).unwrap();
+        // 1_000_000 bytes hold 244 whole 4 KiB blocks; size-based reads move that many.
+        assert_eq!(r.read.as_ref().unwrap().ios, 244);
+        assert_eq!(r.notes, Vec::<String>::new());
     }
 
     #[test]
