@@ -88,9 +88,18 @@ fn only_record(dir: &Path) -> Record {
 #[test]
 fn every_column_runs_end_to_end_and_records_sane_figures() {
     let dir = workdir();
-    let out = output(run_cmd(dir.path(), &["--json", "-"]));
+    let summary = dir.path().join("step-summary.md");
+    std::fs::write(&summary, "earlier summary\n").unwrap();
+    let mut cmd = run_cmd(dir.path(), &["--json", "-", "--markdown", "summary.md"]);
+    cmd.env("GITHUB_STEP_SUMMARY", &summary);
+    let out = output(cmd);
     assert!(out.status.success(), "{}", stderr(&out));
     let record = only_record(dir.path());
+    // The Markdown summary: into --markdown, and appended to GitHub's job summary.
+    let markdown = std::fs::read_to_string(dir.path().join("summary.md")).unwrap();
+    assert!(!markdown.is_empty());
+    let appended = std::fs::read_to_string(&summary).unwrap();
+    assert_eq!(appended, format!("earlier summary\n{markdown}"));
     // --json - prints the same record on stdout.
     let printed: Record = serde_json::from_slice(&out.stdout).expect("stdout is the record");
     assert_eq!(printed, record);
