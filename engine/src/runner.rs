@@ -265,7 +265,7 @@ pub fn execute(
         }
     }
     if let Some(e) = first_error {
-        return Err(e.into_error(spec, files));
+        return Err(e.into_error(spec));
     }
     for s in &stats {
         if let Some(n) = &s.note
@@ -405,9 +405,8 @@ enum WorkerError {
 }
 
 impl WorkerError {
-    fn into_error(self, spec: &JobSpec, files: &[OpenedFile]) -> anyhow::Error {
+    fn into_error(self, spec: &JobSpec) -> anyhow::Error {
         let needed: u64 = spec.files().iter().map(|(_, s)| s).sum();
-        let _ = files;
         match self {
             WorkerError::Io {
                 errno,
