@@ -12,3 +12,10 @@ pub mod results;
 pub mod steps;
 pub mod time;
 // ENGINE-MODULES (the I/O engine's modules are declared below this line)
+pub mod backend;
+pub mod cpu;
+pub mod hist;
+pub mod prng;
+pub mod runner;
+pub mod suite;
+pub mod testfile;
