@@ -12,3 +12,4 @@ pub mod results;
 pub mod steps;
 pub mod time;
 // ENGINE-MODULES (the I/O engine's modules are declared below this line)
+pub mod fio;
