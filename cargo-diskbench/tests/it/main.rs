@@ -6,3 +6,4 @@ mod github;
 mod machine;
 mod site;
 mod steps;
+mod fio;
