@@ -69,7 +69,7 @@ const OPTIONS: &[OptionDef] = &[
     opt(
         "ioengine",
         Takes::Value,
-        "psync, sync, pvsync, pvsync2 (our psync); libaio, io_uring, posixaio (our io_uring)",
+        "psync, sync, pvsync, pvsync2 (our psync); libaio, posixaio, io_uring (our io_uring)",
     ),
     opt("direct", Takes::Flag, "O_DIRECT (0/1)"),
     opt(
@@ -356,18 +356,6 @@ fn parse_u32(option: &str, text: &str, what: &str) -> Result<u32> {
         .map_err(|_| usage(format!("--{option}={text}: not a whole number; {what}")))
 }
 
-/// fio's `--rw` name of a pattern (what the record's `job.rw` holds).
-pub fn rw_name(p: Pattern) -> &'static str {
-    match p {
-        Pattern::Read => "read",
-        Pattern::Write => "write",
-        Pattern::RandRead => "randread",
-        Pattern::RandWrite => "randwrite",
-        Pattern::RandRw { .. } => "randrw",
-        Pattern::SeqRw { .. } => "rw",
-    }
-}
-
 /// Parse `args` (everything after `fio`). Relative paths are kept relative: they resolve
 /// against the current directory, as fio's do.
 pub fn parse(args: &[String]) -> Result<FioInvocation> {
@@ -431,7 +419,7 @@ pub fn parse(args: &[String]) -> Result<FioInvocation> {
     if !mixed && (rwmixread.is_some() || rwmixwrite.is_some()) {
         notes.push(format!(
             "--rwmixread/--rwmixwrite have no effect with --rw={} (as in fio)",
-            rw_name(pattern)
+            pattern.fio_name()
         ));
     }
 
@@ -473,7 +461,10 @@ pub fn parse(args: &[String]) -> Result<FioInvocation> {
         .unwrap_or_else(|| "psync".into()); // fio's default on Linux
     let (engine, sync_engine) = match ioengine.as_str() {
         "psync" | "sync" | "pvsync" | "pvsync2" => (EngineChoice::Psync, true),
-        "libaio" | "io_uring" | "posixaio" => (EngineChoice::IoUring, false),
+        // fio's async engines: io_uring at depth (psync at depth 1, where one syscall per
+        // I/O is cheapest), and psync with a recorded reason where io_uring is refused.
+        "libaio" | "posixaio" => (EngineChoice::Auto, false),
+        "io_uring" => (EngineChoice::IoUring, false),
         other => {
             return Err(usage(format!(
                 "--ioengine={other}: not supported; use psync/sync/pvsync/pvsync2 (run as \
@@ -484,7 +475,11 @@ pub fn parse(args: &[String]) -> Result<FioInvocation> {
     if ioengine != "psync" && ioengine != "io_uring" {
         notes.push(format!(
             "--ioengine={ioengine} runs on our {} backend",
-            if sync_engine { "psync" } else { "io_uring" }
+            if sync_engine {
+                "psync"
+            } else {
+                "io_uring (psync at --iodepth=1)"
+            }
         ));
     }
     // A synchronous engine has one I/O in flight whatever iodepth says (fio ignores it too).
@@ -537,7 +532,7 @@ pub fn parse(args: &[String]) -> Result<FioInvocation> {
     if sync != SyncMode::None && matches!(pattern, Pattern::Read | Pattern::RandRead) {
         notes.push(format!(
             "sync options have no effect with --rw={} (no writes)",
-            rw_name(pattern)
+            pattern.fio_name()
         ));
     }
 
@@ -748,29 +743,12 @@ fn refuse_non_regular(option: &str, path: &Path) -> Result<()> {
     }
 }
 
-/// The record's `job.sync` spelling of a sync mode.
-pub fn sync_name(s: SyncMode) -> String {
-    match s {
-        SyncMode::None => "none".into(),
-        SyncMode::Fdatasync(n) => format!("fdatasync:{n}"),
-        SyncMode::Fsync(n) => format!("fsync:{n}"),
-        SyncMode::OSync => "o_sync".into(),
-        SyncMode::ODsync => "o_dsync".into(),
-    }
-}
-
 /// Latency percentiles (in ns) at `quantiles` (0..=100) from a record's base64 HDR histogram.
 pub fn percentiles_from_hist(hist_b64: &str, quantiles: &[f64]) -> Result<Vec<u64>> {
-    use base64::Engine;
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(hist_b64.trim())
-        .map_err(|e| anyhow::anyhow!("latency histogram is not base64: {e}"))?;
-    let hist: hdrhistogram::Histogram<u64> = hdrhistogram::serialization::Deserializer::new()
-        .deserialize(&mut std::io::Cursor::new(bytes))
-        .map_err(|e| anyhow::anyhow!("cannot decode the latency histogram: {e:?}"))?;
+    let hist = crate::hist::LatencyHist::decode(hist_b64)?;
     Ok(quantiles
         .iter()
-        .map(|q| hist.value_at_quantile(q / 100.0))
+        .map(|q| hist.histogram().value_at_quantile(q / 100.0))
         .collect())
 }
 
@@ -835,7 +813,7 @@ mod tests {
         assert_eq!(j.pattern, Pattern::SeqRw { read_pct: 50 });
         assert_eq!(j.block_size, 1 << 20);
         assert_eq!(j.iodepth, 8);
-        assert_eq!(j.engine, EngineChoice::IoUring);
+        assert_eq!(j.engine, EngineChoice::Auto);
         assert_eq!(j.sync, SyncMode::OSync);
         assert_eq!(j.numjobs, 2);
         assert!(inv.notes.iter().any(|n| n.contains("libaio")));

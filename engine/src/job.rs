@@ -86,3 +86,324 @@ pub struct JobSpec {
     /// Fixed random offsets; None: different offsets every run.
     pub seed: Option<u64>,
 }
+
+// ---------------------------------------------------------------------------------------------
+// Validation and the record's view of a job. Everything below is additive: the types above are
+// what the suite and the fio-syntax parser build.
+
+use std::path::Path;
+
+use crate::error;
+use crate::record::JobSummary;
+
+impl Pattern {
+    /// fio's name of the pattern.
+    pub fn fio_name(self) -> &'static str {
+        match self {
+            Pattern::Read => "read",
+            Pattern::Write => "write",
+            Pattern::RandRead => "randread",
+            Pattern::RandWrite => "randwrite",
+            Pattern::RandRw { .. } => "randrw",
+            Pattern::SeqRw { .. } => "rw",
+        }
+    }
+
+    /// Share of reads in percent: 100 for pure reads, 0 for pure writes.
+    pub fn read_pct(self) -> u32 {
+        match self {
+            Pattern::Read | Pattern::RandRead => 100,
+            Pattern::Write | Pattern::RandWrite => 0,
+            Pattern::RandRw { read_pct } | Pattern::SeqRw { read_pct } => read_pct,
+        }
+    }
+
+    pub fn is_random(self) -> bool {
+        matches!(
+            self,
+            Pattern::RandRead | Pattern::RandWrite | Pattern::RandRw { .. }
+        )
+    }
+
+    pub fn reads(self) -> bool {
+        self.read_pct() > 0
+    }
+
+    pub fn writes(self) -> bool {
+        self.read_pct() < 100
+    }
+}
+
+impl SyncMode {
+    /// The record's spelling: "none", "fdatasync:N", "fsync:N", "o_sync", "o_dsync".
+    pub fn record_name(self) -> String {
+        match self {
+            SyncMode::None => "none".into(),
+            SyncMode::Fdatasync(n) => format!("fdatasync:{n}"),
+            SyncMode::Fsync(n) => format!("fsync:{n}"),
+            SyncMode::OSync => "o_sync".into(),
+            SyncMode::ODsync => "o_dsync".into(),
+        }
+    }
+}
+
+impl EngineChoice {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EngineChoice::Auto => "auto",
+            EngineChoice::IoUring => "io_uring",
+            EngineChoice::Psync => "psync",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<EngineChoice> {
+        match s {
+            "auto" => Some(EngineChoice::Auto),
+            "io_uring" | "io-uring" | "iouring" => Some(EngineChoice::IoUring),
+            "psync" => Some(EngineChoice::Psync),
+            _ => None,
+        }
+    }
+}
+
+/// What validation found out about the place the job runs, needed again when running it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DirectIoAlignment {
+    /// Offsets and lengths must be multiples of this (bytes).
+    pub offset: u64,
+    /// Buffers must start at a multiple of this (bytes).
+    pub memory: u64,
+    /// Where the figures came from: "statx" or "logical block size" or "default".
+    pub source: &'static str,
+}
+
+impl JobSpec {
+    /// The folder the job's files live in.
+    pub fn dir(&self) -> &Path {
+        match &self.layout {
+            Layout::SharedFile { path, .. } => path.parent().unwrap_or(Path::new(".")),
+            Layout::FilePerJob { dir, .. } => dir,
+        }
+    }
+
+    /// The files the job touches with the size each must have.
+    pub fn files(&self) -> Vec<(PathBuf, u64)> {
+        match &self.layout {
+            Layout::SharedFile {
+                path,
+                region_per_job,
+            } => {
+                let size = if *region_per_job {
+                    self.size_per_job * self.numjobs as u64
+                } else {
+                    self.size_per_job
+                };
+                vec![(path.clone(), size)]
+            }
+            Layout::FilePerJob { dir, prefix } => (0..self.numjobs)
+                .map(|i| (dir.join(format!("{prefix}.{i}")), self.size_per_job))
+                .collect(),
+        }
+    }
+
+    /// The record's summary of the job.
+    pub fn summary(&self) -> JobSummary {
+        JobSummary {
+            rw: self.pattern.fio_name().into(),
+            bs: self.block_size,
+            iodepth: self.iodepth,
+            numjobs: self.numjobs,
+            size: self.size_per_job,
+            direct: self.direct,
+            sync: self.sync.record_name(),
+            rwmixread: match self.pattern {
+                Pattern::RandRw { read_pct } | Pattern::SeqRw { read_pct } => Some(read_pct),
+                _ => None,
+            },
+        }
+    }
+
+    /// Check the job before any file is touched. Each failure is a one-line usage error
+    /// (exit 2) naming the fio option. Returns the direct-I/O alignment of the job's folder.
+    pub fn validate(&self) -> anyhow::Result<DirectIoAlignment> {
+        let bs = self.block_size;
+        if self.name.is_empty() {
+            return Err(error::usage("--name: must not be empty"));
+        }
+        if bs == 0 {
+            return Err(error::usage(
+                "--bs 0: the block size must be at least 512 bytes",
+            ));
+        }
+        if bs > u32::MAX as u64 / 2 {
+            return Err(error::usage(format!(
+                "--bs {bs}: larger than the 2 GiB a single I/O can move; use e.g. --bs 1m"
+            )));
+        }
+        if self.iodepth == 0 {
+            return Err(error::usage(
+                "--iodepth 0: at least one I/O must be in flight; use --iodepth 1 or more",
+            ));
+        }
+        if self.iodepth > 4096 {
+            return Err(error::usage(format!(
+                "--iodepth {}: more than 4096 I/Os in flight per job is not supported; use --iodepth 4096 or less",
+                self.iodepth
+            )));
+        }
+        if self.numjobs == 0 {
+            return Err(error::usage(
+                "--numjobs 0: at least one job is needed; use --numjobs 1 or more",
+            ));
+        }
+        if self.numjobs > 1024 {
+            return Err(error::usage(format!(
+                "--numjobs {}: more than 1024 jobs is not supported",
+                self.numjobs
+            )));
+        }
+        if let Pattern::RandRw { read_pct } | Pattern::SeqRw { read_pct } = self.pattern
+            && read_pct > 100
+        {
+            return Err(error::usage(format!(
+                "--rwmixread {read_pct}: the share of reads is a percentage; use 0 to 100"
+            )));
+        }
+        match self.sync {
+            SyncMode::Fdatasync(0) => {
+                return Err(error::usage(
+                    "--fdatasync 0: sync every N writes needs N >= 1",
+                ));
+            }
+            SyncMode::Fsync(0) => {
+                return Err(error::usage("--fsync 0: sync every N writes needs N >= 1"));
+            }
+            _ => {}
+        }
+        match self.termination {
+            Termination::Time { runtime, ramp } => {
+                if runtime.is_zero() {
+                    return Err(error::usage(
+                        "--runtime 0: a time-based job needs a runtime above 0 seconds",
+                    ));
+                }
+                if runtime > Duration::from_secs(24 * 3600) || ramp > Duration::from_secs(24 * 3600)
+                {
+                    return Err(error::usage(
+                        "--runtime/--ramp_time: more than 24 hours is not supported",
+                    ));
+                }
+            }
+            Termination::Size { runtime_cap } => {
+                if runtime_cap.is_some_and(|r| r.is_zero()) {
+                    return Err(error::usage(
+                        "--runtime 0: the runtime cap must be above 0 seconds",
+                    ));
+                }
+            }
+        }
+        if self.size_per_job < bs {
+            return Err(error::usage(format!(
+                "--size {}: smaller than one block (--bs {bs}); each job needs at least one block",
+                self.size_per_job
+            )));
+        }
+        if let Layout::SharedFile {
+            region_per_job: false,
+            ..
+        } = self.layout
+        {
+            // Every job covers the whole file: nothing more to check.
+        } else if self.size_per_job.checked_mul(self.numjobs as u64).is_none() {
+            return Err(error::usage(format!(
+                "--size {} x --numjobs {}: too large",
+                self.size_per_job, self.numjobs
+            )));
+        }
+        let dir = self.dir();
+        if !dir.as_os_str().is_empty() && !dir.is_dir() {
+            return Err(error::usage(format!(
+                "--directory {}: not an existing folder; create it or point to another one",
+                dir.display()
+            )));
+        }
+        let align = crate::testfile::direct_io_alignment(dir, &self.files());
+        if self.direct && !bs.is_multiple_of(align.offset) {
+            return Err(error::usage(format!(
+                "--bs {bs}: not a multiple of the {}-byte direct-I/O alignment of {}; use a multiple of {}",
+                align.offset,
+                dir.display(),
+                align.offset
+            )));
+        }
+        Ok(align)
+    }
+}
+
+/// Parse a size as people type it: "4096", "4k", "512M", "2G", "1GiB", "1t" (binary units,
+/// as fio reads them). None when it is not a size.
+pub fn parse_size(text: &str) -> Option<u64> {
+    let t = text.trim();
+    let digits_end = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    if digits_end == 0 {
+        return None;
+    }
+    let number: u64 = t[..digits_end].parse().ok()?;
+    let unit = t[digits_end..].trim().to_ascii_lowercase();
+    let shift = match unit.as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        "t" | "tb" | "tib" => 40,
+        _ => return None,
+    };
+    number.checked_mul(1u64 << shift)
+}
+
+/// A byte count for people: "512 B", "4 KiB", "1 GiB", "1.5 GiB".
+pub fn format_size(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 || value.fract() == 0.0 {
+        format!("{value:.0} {}", UNITS[unit])
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_in_binary_units() {
+        assert_eq!(parse_size("4096"), Some(4096));
+        assert_eq!(parse_size("4k"), Some(4096));
+        assert_eq!(parse_size("512M"), Some(512 << 20));
+        assert_eq!(parse_size("2G"), Some(2 << 30));
+        assert_eq!(parse_size("1GiB"), Some(1 << 30));
+        assert_eq!(parse_size("16MB"), Some(16 << 20));
+        assert_eq!(parse_size(" 1t "), Some(1 << 40));
+        assert_eq!(parse_size(""), None);
+        assert_eq!(parse_size("M"), None);
+        assert_eq!(parse_size("-1"), None);
+        assert_eq!(parse_size("1.5G"), None);
+        assert_eq!(parse_size("12Q"), None);
+        assert_eq!(parse_size("99999999999999999999"), None);
+        assert_eq!(parse_size("99999999999T"), None);
+    }
+
+    #[test]
+    fn sizes_format_for_people() {
+        assert_eq!(format_size(512), "512 B");
+        assert_eq!(format_size(4096), "4 KiB");
+        assert_eq!(format_size(1 << 30), "1 GiB");
+        assert_eq!(format_size(3 << 29), "1.5 GiB");
+    }
+}

@@ -12,4 +12,13 @@ pub mod results;
 pub mod steps;
 pub mod time;
 // ENGINE-MODULES (the I/O engine's modules are declared below this line)
+pub mod backend;
+pub mod cpu;
+pub mod hist;
+pub mod prng;
+pub mod runner;
+pub mod suite;
+pub mod testfile;
+
+// fio's command-line syntax read into a job (`cargo diskbench fio`).
 pub mod fio;

@@ -102,7 +102,7 @@ fn run(inv: &FioInvocation) -> Result<Record> {
             runtime_s,
             ramp_s,
             size: inv.job.size_per_job,
-            engine: engine_name(inv.job.engine).into(),
+            engine: inv.job.engine.as_str().into(),
             seed: inv.job.seed,
             repeat: 1,
             command_line: Some(inv.command_line.clone()),
@@ -115,25 +115,29 @@ fn run(inv: &FioInvocation) -> Result<Record> {
 }
 
 fn run_job(inv: &FioInvocation) -> Result<TestResult> {
-    let _ = inv;
-    anyhow::bail!("cargo diskbench fio: the I/O engine is not built yet")
+    let mut said_layout = false;
+    let mut progress = |p: &engine::runner::Progress<'_>| {
+        if let engine::runner::Progress::Layout { total_bytes, .. } = p
+            && !said_layout
+        {
+            said_layout = true;
+            eprintln!(
+                "{}: laying out {} of test data (unmeasured)...",
+                inv.job.name,
+                size_iec(*total_bytes as f64)
+            );
+        }
+    };
+    engine::runner::run_job(&inv.job, &mut progress)
 }
 
+/// The folder the job's files live in ("." for a bare relative file name).
 fn job_dir(job: &engine::job::JobSpec) -> &std::path::Path {
-    match &job.layout {
-        engine::job::Layout::SharedFile { path, .. } => path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(std::path::Path::new(".")),
-        engine::job::Layout::FilePerJob { dir, .. } => dir,
-    }
-}
-
-fn engine_name(e: engine::job::EngineChoice) -> &'static str {
-    match e {
-        engine::job::EngineChoice::Auto => "auto",
-        engine::job::EngineChoice::IoUring => "io_uring",
-        engine::job::EngineChoice::Psync => "psync",
+    let dir = job.dir();
+    if dir.as_os_str().is_empty() {
+        std::path::Path::new(".")
+    } else {
+        dir
     }
 }
 

@@ -102,7 +102,10 @@ fn issue_line_1_random_rw_psync_osync_runs() {
 #[test]
 fn issue_line_2_sequential_rw_libaio_runs() {
     let dir = work_dir();
-    let filename = format!("--filename={}", dir.path().join("test_sequential").display());
+    let filename = format!(
+        "--filename={}",
+        dir.path().join("test_sequential").display()
+    );
     let record = run_json(
         dir.path(),
         &[
@@ -152,10 +155,17 @@ fn issue_line_3_size_based_moves_size_once() {
     );
     let t = &record.tests[0];
     let ios = t.read.as_ref().map_or(0, |d| d.ios) + t.write.as_ref().map_or(0, |d| d.ios);
-    assert_eq!(ios, (16 << 20) / 4096, "size-based: 16 MiB in 4 KiB blocks, once");
+    assert_eq!(
+        ios,
+        (16 << 20) / 4096,
+        "size-based: 16 MiB in 4 KiB blocks, once"
+    );
     let reads = t.read.as_ref().unwrap().ios as f64 / ios as f64;
     assert!((0.6..0.9).contains(&reads), "rwmixread=75 gave {reads}");
-    assert_eq!(record.settings.seed, Some(engine::fio::FIO_DEFAULT_RANDSEED));
+    assert_eq!(
+        record.settings.seed,
+        Some(engine::fio::FIO_DEFAULT_RANDSEED)
+    );
     assert!(record.notes.iter().any(|n| n.contains("gtod_reduce")));
     // The relative --filename resolved against the current directory, as fio's does.
     assert!(dir.path().join("testfio").exists() || files_in(dir.path()).is_empty());
@@ -198,7 +208,11 @@ fn issue_line_4_time_based_directory_runs_and_reports_like_fio() {
         assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
     }
     // No record file appears anywhere without --results.
-    assert!(files_in(dir.path()).iter().all(|n| n == "x"), "{:?}", files_in(dir.path()));
+    assert!(
+        files_in(dir.path()).iter().all(|n| n == "x"),
+        "{:?}",
+        files_in(dir.path())
+    );
 }
 
 #[test]
@@ -221,7 +235,10 @@ fn results_and_output_options() {
         ],
     );
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(o.stdout.is_empty(), "the report went to --output, not stdout");
+    assert!(
+        o.stdout.is_empty(),
+        "the report went to --output, not stdout"
+    );
     let text = std::fs::read_to_string(&report).unwrap();
     assert!(text.contains("qd1: (groupid=0, jobs=1)"), "{text}");
     let written = files_in(&results);
@@ -270,5 +287,8 @@ fn help_lists_the_supported_options() {
     let o = common::run(&["fio", "--help"]);
     assert!(o.status.success());
     let text = stdout(&o);
-    assert!(text.contains("--rwmixread") && text.contains("--time_based"), "{text}");
+    assert!(
+        text.contains("--rwmixread") && text.contains("--time_based"),
+        "{text}"
+    );
 }

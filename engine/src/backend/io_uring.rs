@@ -1,0 +1,203 @@
+//! io_uring: registered buffers and a registered file, `depth` I/Os in flight, submit and
+//! wait in one syscall, every ready completion reaped per call. write + fdatasync is a linked
+//! pair (IO_LINK), so the sync starts only after its write and the pair counts as one I/O.
+
+use std::io;
+use std::os::fd::AsRawFd;
+
+use io_uring::{IoUring, opcode, squeue, types};
+
+use super::{Backend, Completion, Io, IoKind, parse_errno};
+
+/// Test-only switch: pretend io_uring_setup failed with this errno ("EPERM", "ENOSYS", ...).
+/// Goes through the same code path as a real refusal.
+pub const FAKE_ERRNO_ENV: &str = "DISKBENCH_FAKE_IO_URING_ERRNO";
+
+/// user_data bit marking the write half of a linked write + sync pair.
+const WRITE_HALF: u64 = 1 << 32;
+
+/// Set up a ring (the one place io_uring_setup is called).
+pub fn new_ring(entries: u32) -> io::Result<IoUring> {
+    if let Some(fake) = std::env::var_os(FAKE_ERRNO_ENV)
+        && let Some(errno) = parse_errno(&fake.to_string_lossy())
+    {
+        return Err(io::Error::from_raw_os_error(errno));
+    }
+    IoUring::new(entries)
+}
+
+/// Whether io_uring can be set up here; the error says why not.
+pub fn probe() -> io::Result<()> {
+    new_ring(2).map(drop)
+}
+
+pub struct Uring {
+    ring: IoUring,
+    bufs: Vec<*mut u8>,
+    depth: u32,
+    fixed_bufs: bool,
+    /// Per slot: the write half's result of a write + sync pair.
+    write_result: Vec<i32>,
+    /// Per slot: the result of the single I/O, or of the sync half of a pair.
+    last_result: Vec<i32>,
+    /// Per slot: whether the I/O is a write + sync pair.
+    paired: Vec<bool>,
+    /// Per slot: CQEs still expected (2 for a linked pair).
+    outstanding: Vec<u8>,
+    queued: u32,
+}
+
+impl Uring {
+    /// A ring for one job: `bufs[slot]` (each `buf_len` bytes) are registered when the kernel
+    /// allows it; they and `file` must outlive the backend. Returns the backend and a note
+    /// when buffers could not be registered.
+    pub fn new(
+        file: &impl AsRawFd,
+        bufs: Vec<*mut u8>,
+        buf_len: usize,
+        depth: u32,
+    ) -> io::Result<(Uring, Option<String>)> {
+        // Room for a write + sync pair per slot.
+        let entries = (depth * 2).next_power_of_two().max(2);
+        let ring = new_ring(entries)?;
+        let fd = file.as_raw_fd();
+        ring.submitter().register_files(&[fd])?;
+        let iovecs: Vec<libc::iovec> = bufs
+            .iter()
+            .map(|&p| libc::iovec {
+                iov_base: p.cast(),
+                iov_len: buf_len,
+            })
+            .collect();
+        // SAFETY: the buffers stay allocated and unmoved for the backend's lifetime (the
+        // caller keeps them alive longer), and the ring unregisters them when dropped.
+        let registered = unsafe { ring.submitter().register_buffers(&iovecs) };
+        let note = registered.as_ref().err().map(|e| {
+            format!("io_uring could not register buffers ({e}); used unregistered buffers")
+        });
+        let slots = bufs.len();
+        Ok((
+            Uring {
+                ring,
+                bufs,
+                depth,
+                fixed_bufs: registered.is_ok(),
+                write_result: vec![0; slots],
+                last_result: vec![0; slots],
+                paired: vec![false; slots],
+                outstanding: vec![0; slots],
+                queued: 0,
+            },
+            note,
+        ))
+    }
+
+    fn push(&mut self, entry: &squeue::Entry) {
+        // SAFETY: the entry points at a registered file and a buffer that stays valid until
+        // its completion is reaped (the job loop never reuses a slot before that).
+        let pushed = unsafe { self.ring.submission().push(entry) };
+        if pushed.is_err() {
+            // The ring has room for two entries per slot, so this cannot happen; submit to make
+            // room rather than lose an I/O.
+            let _ = self.ring.submit();
+            // SAFETY: as above.
+            unsafe { self.ring.submission().push(entry) }.expect("submission queue has room");
+        }
+        self.queued += 1;
+    }
+}
+
+impl Backend for Uring {
+    fn name(&self) -> &'static str {
+        "io_uring"
+    }
+
+    fn depth(&self) -> u32 {
+        self.depth
+    }
+
+    #[inline]
+    fn prepare(&mut self, io: Io) {
+        let buf = self.bufs[io.slot as usize];
+        let fd = types::Fixed(0);
+        let slot = io.slot as u64;
+        let rw = match (io.kind.is_read(), self.fixed_bufs) {
+            (true, true) => opcode::ReadFixed::new(fd, buf, io.len, io.slot)
+                .offset(io.offset)
+                .build(),
+            (true, false) => opcode::Read::new(fd, buf, io.len).offset(io.offset).build(),
+            (false, true) => opcode::WriteFixed::new(fd, buf, io.len, io.slot)
+                .offset(io.offset)
+                .build(),
+            (false, false) => opcode::Write::new(fd, buf, io.len)
+                .offset(io.offset)
+                .build(),
+        };
+        let sync_flags = match io.kind {
+            IoKind::WriteDatasync => Some(types::FsyncFlags::DATASYNC),
+            IoKind::WriteFsync => Some(types::FsyncFlags::empty()),
+            _ => None,
+        };
+        match sync_flags {
+            None => {
+                self.outstanding[io.slot as usize] = 1;
+                self.paired[io.slot as usize] = false;
+                self.push(&rw.user_data(slot));
+            }
+            Some(flags) => {
+                self.outstanding[io.slot as usize] = 2;
+                self.paired[io.slot as usize] = true;
+                self.push(
+                    &rw.user_data(slot | WRITE_HALF)
+                        .flags(squeue::Flags::IO_LINK),
+                );
+                let sync = opcode::Fsync::new(fd).flags(flags).build().user_data(slot);
+                self.push(&sync);
+            }
+        }
+    }
+
+    #[inline]
+    fn submit_and_reap(&mut self, done: &mut Vec<Completion>) -> io::Result<()> {
+        // Only wait when nothing is ready yet: completions may already sit in the queue.
+        let want = if self.ring.completion().is_empty() {
+            1
+        } else {
+            0
+        };
+        match self.ring.submit_and_wait(want) {
+            Ok(_) => self.queued = 0,
+            Err(e) if e.raw_os_error() == Some(libc::EINTR) => {
+                return Err(io::Error::from_raw_os_error(libc::EINTR));
+            }
+            // EBUSY/EAGAIN: the completion queue is full; reap below and submit next time.
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EBUSY) | Some(libc::EAGAIN)) => {}
+            Err(e) => return Err(e),
+        }
+        for cqe in self.ring.completion() {
+            let data = cqe.user_data();
+            let slot = (data & 0xffff) as usize;
+            if data & WRITE_HALF != 0 {
+                self.write_result[slot] = cqe.result();
+            } else {
+                self.last_result[slot] = cqe.result();
+            }
+            self.outstanding[slot] -= 1;
+            if self.outstanding[slot] == 0 {
+                let last = self.last_result[slot];
+                let result = if !self.paired[slot] {
+                    last
+                } else {
+                    // A failed write cancels its sync (ECANCELED): report the write's error.
+                    let w = self.write_result[slot];
+                    if w < 0 || last >= 0 { w } else { last }
+                };
+                done.push(Completion {
+                    slot: slot as u16,
+                    result,
+                });
+            }
+        }
+        Ok(())
+    }
+}

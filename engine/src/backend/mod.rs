@@ -1,0 +1,96 @@
+//! I/O backends behind one small interface, fio-style: the job loop prepares I/Os into free
+//! slots, then submits them and reaps completions in one call. psync runs the prepared I/O
+//! with pread/pwrite at once; io_uring queues SQEs and submits and waits in one syscall.
+
+pub mod io_uring;
+pub mod psync;
+
+use std::io;
+
+/// What one I/O does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IoKind {
+    Read,
+    Write,
+    /// A write followed by fdatasync; the I/O completes when the sync returns.
+    WriteDatasync,
+    /// A write followed by fsync.
+    WriteFsync,
+}
+
+impl IoKind {
+    pub fn is_read(self) -> bool {
+        self == IoKind::Read
+    }
+}
+
+/// One I/O of `len` bytes at `offset`, using slot `slot`'s buffer.
+#[derive(Clone, Copy, Debug)]
+pub struct Io {
+    pub slot: u16,
+    pub kind: IoKind,
+    pub offset: u64,
+    pub len: u32,
+}
+
+/// A finished I/O: bytes moved, or a negative errno.
+#[derive(Clone, Copy, Debug)]
+pub struct Completion {
+    pub slot: u16,
+    pub result: i32,
+}
+
+/// One backend instance serves one job (one thread) with its own file descriptor and buffers.
+pub trait Backend {
+    /// The name the record shows ("psync", "io_uring").
+    fn name(&self) -> &'static str;
+    /// I/Os this backend keeps in flight at most.
+    fn depth(&self) -> u32;
+    /// Queue an I/O. Cheap: no syscall.
+    fn prepare(&mut self, io: Io);
+    /// Start everything prepared, then wait for at least one completion and append every
+    /// completion that is ready to `done`. EINTR comes back as `ErrorKind::Interrupted`; the
+    /// caller checks for Ctrl-C and calls again.
+    fn submit_and_reap(&mut self, done: &mut Vec<Completion>) -> io::Result<()>;
+}
+
+/// Why io_uring could not be used at all (the setup was refused).
+pub fn is_refusal(err: &io::Error) -> bool {
+    matches!(
+        err.raw_os_error(),
+        Some(libc::EPERM) | Some(libc::ENOSYS) | Some(libc::EACCES) | Some(libc::EOPNOTSUPP)
+    )
+}
+
+/// errno as its symbolic name, for notes and errors.
+pub fn errno_name(errno: i32) -> &'static str {
+    match errno {
+        libc::EPERM => "EPERM",
+        libc::ENOSYS => "ENOSYS",
+        libc::EACCES => "EACCES",
+        libc::EINVAL => "EINVAL",
+        libc::ENOMEM => "ENOMEM",
+        libc::EOPNOTSUPP => "EOPNOTSUPP",
+        libc::ENOSPC => "ENOSPC",
+        libc::EFBIG => "EFBIG",
+        libc::EIO => "EIO",
+        libc::EINTR => "EINTR",
+        libc::EAGAIN => "EAGAIN",
+        libc::ECANCELED => "ECANCELED",
+        libc::EDQUOT => "EDQUOT",
+        _ => "errno",
+    }
+}
+
+/// Parse "EPERM", "ENOSYS", ... or a number (for the test-only switches).
+pub fn parse_errno(text: &str) -> Option<i32> {
+    Some(match text.trim() {
+        "EPERM" => libc::EPERM,
+        "ENOSYS" => libc::ENOSYS,
+        "EACCES" => libc::EACCES,
+        "EINVAL" => libc::EINVAL,
+        "ENOMEM" => libc::ENOMEM,
+        "EOPNOTSUPP" => libc::EOPNOTSUPP,
+        other => other.parse().ok()?,
+    })
+}

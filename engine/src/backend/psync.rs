@@ -1,0 +1,100 @@
+//! psync: pread/pwrite (+ fdatasync/fsync), one I/O at a time per job. The cheapest choice at
+//! queue depth 1 (one syscall per I/O) and the fallback where io_uring is refused.
+
+use std::io;
+use std::os::fd::{AsRawFd, RawFd};
+
+use super::{Backend, Completion, Io, IoKind};
+
+pub struct Psync {
+    fd: RawFd,
+    bufs: Vec<*mut u8>,
+    pending: Option<Io>,
+}
+
+impl Psync {
+    /// `bufs[slot]` is the buffer of each slot; they must outlive this backend and be large
+    /// enough for every I/O prepared on them.
+    pub fn new(file: &impl AsRawFd, bufs: Vec<*mut u8>) -> Psync {
+        Psync {
+            fd: file.as_raw_fd(),
+            bufs,
+            pending: None,
+        }
+    }
+
+    fn run(&self, io: Io) -> i32 {
+        let buf = self.bufs[io.slot as usize];
+        let mut done = 0usize;
+        let len = io.len as usize;
+        // Loop on short transfers: a short write at the end of the disk is followed by the
+        // real error (ENOSPC), which is what the user needs to see.
+        while done < len {
+            // SAFETY: `buf` points to a live buffer of at least `len` bytes owned by the job
+            // (see `new`); the fd is open for the backend's lifetime.
+            let n = unsafe {
+                let p = buf.add(done);
+                let off = (io.offset + done as u64) as libc::off_t;
+                if io.kind.is_read() {
+                    libc::pread(self.fd, p.cast(), len - done, off)
+                } else {
+                    libc::pwrite(self.fd, p.cast(), len - done, off)
+                }
+            };
+            if n < 0 {
+                return -io::Error::last_os_error()
+                    .raw_os_error()
+                    .unwrap_or(libc::EIO);
+            }
+            if n == 0 {
+                break; // end of file on a read
+            }
+            done += n as usize;
+        }
+        let synced = match io.kind {
+            // SAFETY: plain syscalls on an fd we hold open.
+            IoKind::WriteDatasync => unsafe { libc::fdatasync(self.fd) },
+            IoKind::WriteFsync => unsafe { libc::fsync(self.fd) },
+            _ => 0,
+        };
+        if synced != 0 {
+            return -io::Error::last_os_error()
+                .raw_os_error()
+                .unwrap_or(libc::EIO);
+        }
+        done as i32
+    }
+}
+
+impl Backend for Psync {
+    fn name(&self) -> &'static str {
+        "psync"
+    }
+
+    fn depth(&self) -> u32 {
+        1
+    }
+
+    #[inline]
+    fn prepare(&mut self, io: Io) {
+        debug_assert!(self.pending.is_none(), "psync runs one I/O at a time");
+        self.pending = Some(io);
+    }
+
+    #[inline]
+    fn submit_and_reap(&mut self, done: &mut Vec<Completion>) -> io::Result<()> {
+        if let Some(io) = self.pending.take() {
+            let result = self.run(io);
+            if result == -libc::EINTR {
+                // Not started or interrupted before any byte moved: run it again next call.
+                self.pending = Some(io);
+                return Err(io::Error::from_raw_os_error(libc::EINTR));
+            }
+            done.push(Completion {
+                slot: io.slot,
+                result,
+            });
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,152 @@
+//! A fast, small PRNG for offsets and buffer contents (wyrand: one u64 of state, one multiply
+//! per number). Not cryptographic; it only has to be fast and well spread, so that offsets
+//! cover the file evenly and written data cannot be compressed or deduplicated.
+
+/// wyrand (Wang Yi), as used by many hash tables and benchmarks.
+#[derive(Clone, Debug)]
+pub struct FastRng {
+    state: u64,
+}
+
+impl FastRng {
+    pub fn new(seed: u64) -> FastRng {
+        FastRng { state: seed }
+    }
+
+    /// A generator for stream `stream` of a run: with `Some(seed)` the same every time, with
+    /// `None` fresh from the kernel's CSPRNG, so offsets differ from run to run.
+    pub fn for_stream(seed: Option<u64>, stream: u64) -> FastRng {
+        let base = seed.unwrap_or_else(random_seed);
+        FastRng::new(splitmix64(
+            base ^ splitmix64(stream.wrapping_add(0x5851_f42d_4c95_7f2d)),
+        ))
+    }
+
+    #[inline]
+    pub fn next_u64(&mut self) -> u64 {
+        self.state = self.state.wrapping_add(0xa076_1d64_78bd_642f);
+        let t = (self.state as u128).wrapping_mul((self.state ^ 0xe703_7ed1_a0b4_28db) as u128);
+        ((t >> 64) as u64) ^ (t as u64)
+    }
+
+    /// Uniform in `0..n` (Lemire's multiply-shift; the tiny bias is irrelevant here). `n > 0`.
+    #[inline]
+    pub fn below(&mut self, n: u64) -> u64 {
+        ((self.next_u64() as u128 * n as u128) >> 64) as u64
+    }
+
+    /// Fill `buf` with random bytes.
+    pub fn fill(&mut self, buf: &mut [u8]) {
+        let mut chunks = buf.chunks_exact_mut(8);
+        for c in &mut chunks {
+            c.copy_from_slice(&self.next_u64().to_le_bytes());
+        }
+        let rest = chunks.into_remainder();
+        let last = self.next_u64().to_le_bytes();
+        rest.copy_from_slice(&last[..rest.len()]);
+    }
+}
+
+/// SplitMix64: turns related seeds (0, 1, 2, ...) into unrelated ones.
+pub fn splitmix64(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// 64 bits from the kernel's CSPRNG (time and pid if that fails).
+pub fn random_seed() -> u64 {
+    let mut bytes = [0u8; 8];
+    // SAFETY: getrandom writes at most `bytes.len()` bytes into the buffer we own.
+    let n = unsafe { libc::getrandom(bytes.as_mut_ptr().cast(), bytes.len(), 0) };
+    if n == bytes.len() as isize {
+        return u64::from_le_bytes(bytes);
+    }
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    splitmix64(t ^ ((std::process::id() as u64) << 32))
+}
+
+/// Random block-aligned offsets inside a region of a file.
+#[derive(Clone, Debug)]
+pub struct OffsetGen {
+    rng: FastRng,
+    region_start: u64,
+    block_size: u64,
+    blocks: u64,
+}
+
+impl OffsetGen {
+    /// Offsets of whole blocks in `region_start .. region_start + region_len`.
+    pub fn new(rng: FastRng, region_start: u64, region_len: u64, block_size: u64) -> OffsetGen {
+        OffsetGen {
+            rng,
+            region_start,
+            block_size,
+            blocks: (region_len / block_size).max(1),
+        }
+    }
+
+    #[inline]
+    pub fn next_offset(&mut self) -> u64 {
+        self.region_start + self.rng.below(self.blocks) * self.block_size
+    }
+
+    pub fn rng(&mut self) -> &mut FastRng {
+        &mut self.rng
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn offsets(seed: Option<u64>, n: usize) -> Vec<u64> {
+        let mut g = OffsetGen::new(FastRng::for_stream(seed, 0), 1 << 20, 64 << 20, 4096);
+        (0..n).map(|_| g.next_offset()).collect()
+    }
+
+    #[test]
+    fn offsets_are_in_range_and_aligned() {
+        let offs = offsets(None, 100_000);
+        for &o in &offs {
+            assert!(
+                (1 << 20..(65 << 20) - 4096 + 1).contains(&o),
+                "{o} out of range"
+            );
+            assert_eq!(o % 4096, 0);
+        }
+        // Well spread: every 1/16 of the region gets hit.
+        let mut buckets = [0u32; 16];
+        for &o in &offs {
+            buckets[((o - (1 << 20)) / (4 << 20)) as usize] += 1;
+        }
+        assert!(buckets.iter().all(|&b| b > 5_000), "{buckets:?}");
+    }
+
+    #[test]
+    fn offsets_differ_per_run_unless_seeded() {
+        assert_ne!(offsets(None, 64), offsets(None, 64));
+        assert_eq!(offsets(Some(42), 64), offsets(Some(42), 64));
+        assert_ne!(offsets(Some(42), 64), offsets(Some(43), 64));
+        // Streams of one seed (the jobs of one run) differ from each other.
+        let mut a = FastRng::for_stream(Some(7), 0);
+        let mut b = FastRng::for_stream(Some(7), 1);
+        assert_ne!(a.next_u64(), b.next_u64());
+    }
+
+    #[test]
+    fn filled_buffers_do_not_compress() {
+        let mut buf = vec![0u8; 1 << 16];
+        FastRng::new(1).fill(&mut buf);
+        // A crude entropy check: every byte value appears, none dominates.
+        let mut counts = [0u32; 256];
+        for &b in &buf {
+            counts[b as usize] += 1;
+        }
+        assert!(counts.iter().all(|&c| c > 128 && c < 400), "{counts:?}");
+    }
+}

@@ -1,0 +1,704 @@
+//! The job loop shared by every backend, and [`run_job`]: validate, prepare files, run the
+//! jobs on their threads, merge what they measured into a [`TestResult`].
+//!
+//! The hot path does per I/O: one PRNG step, one clock read at issue (per submit batch) and one
+//! at completion (per reap batch), one histogram increment. No allocation, no lock, no syscall
+//! besides the I/O itself.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Barrier, OnceLock};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+
+use crate::backend::io_uring::{self as uring, Uring};
+use crate::backend::psync::Psync;
+use crate::backend::{Backend, Completion, Io, IoKind, errno_name, is_refusal};
+use crate::cpu::CpuTime;
+use crate::hist::LatencyHist;
+use crate::job::{
+    DirectIoAlignment, EngineChoice, JobSpec, Layout, Pattern, SyncMode, Termination,
+};
+use crate::prng::{FastRng, OffsetGen};
+use crate::record::{Cpu, DirectionStats, EngineUsed, TestResult};
+use crate::testfile::{self, AlignedBuf, CreatedFiles, OpenedFile};
+
+/// What a running job tells the caller (the progress bar or the CI log lines).
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Progress<'a> {
+    /// The suite starts: how many columns per pass, how many passes, the expected seconds.
+    SuiteStart {
+        columns: usize,
+        repeats: u32,
+        expected_s: f64,
+    },
+    /// A pass of the suite starts (1-based), with `--repeat`.
+    Pass { index: u32, of: u32 },
+    /// A job starts; `expected_s` is ramp + runtime for time-based jobs.
+    JobStart {
+        name: &'a str,
+        expected_s: Option<f64>,
+    },
+    /// Laying out a test file before the job (unmeasured).
+    Layout {
+        name: &'a str,
+        done_bytes: u64,
+        total_bytes: u64,
+    },
+    /// About ten times a second while the job runs.
+    Tick {
+        name: &'a str,
+        elapsed_s: f64,
+        measuring: bool,
+    },
+    /// The job finished.
+    JobDone {
+        name: &'a str,
+        result: &'a TestResult,
+    },
+}
+
+/// The progress callback type.
+pub type ProgressFn<'a> = dyn FnMut(&Progress<'_>) + 'a;
+
+/// Run one job: validate it (usage errors, exit 2), create and lay out its files as needed,
+/// run it, and return its figures. Files this call created are removed if the job fails or is
+/// interrupted and left in place when it succeeds (as fio does); files that existed are kept.
+pub fn run_job(spec: &JobSpec, progress: &mut ProgressFn<'_>) -> Result<TestResult> {
+    testfile::ignore_sigxfsz();
+    let align = spec.validate()?;
+    let files = spec.files();
+    testfile::check_free_space(&files, "--size")?;
+    let mut created = CreatedFiles::default();
+    for (path, _) in &files {
+        if !path.exists() {
+            created.push(path.clone());
+        }
+    }
+    let opened = open_files(spec, &files)?;
+    if needs_layout(spec.pattern) {
+        for (file, (_, size)) in opened.iter().zip(&files) {
+            lay_out_missing(spec, file, *size, &align, "--size", progress)?;
+        }
+    }
+    let result = execute(spec, &align, &opened, progress)?;
+    created.keep();
+    Ok(result)
+}
+
+/// Whether a job needs its files written before it starts: everything but a pure sequential
+/// write (which lays the file out itself, front to back).
+pub fn needs_layout(pattern: Pattern) -> bool {
+    pattern != Pattern::Write
+}
+
+/// Open every file of the job (O_DIRECT where asked and accepted).
+pub fn open_files(spec: &JobSpec, files: &[(PathBuf, u64)]) -> Result<Vec<OpenedFile>> {
+    files
+        .iter()
+        .map(|(p, _)| testfile::open_test_file(p, spec.direct, spec.sync))
+        .collect()
+}
+
+/// Write the part of `file` beyond its current length up to `size`, unmeasured.
+pub fn lay_out_missing(
+    spec: &JobSpec,
+    file: &OpenedFile,
+    size: u64,
+    align: &DirectIoAlignment,
+    size_option: &str,
+    progress: &mut ProgressFn<'_>,
+) -> Result<()> {
+    let len = file
+        .file
+        .metadata()
+        .with_context(|| format!("cannot stat {}", file.path.display()))?
+        .len();
+    // Restart at an aligned offset so O_DIRECT accepts every write.
+    let from = len - len % align.offset.max(1);
+    if from >= size {
+        return Ok(());
+    }
+    let total = size - from;
+    testfile::lay_out(file, from, size, align, size_option, &mut |done| {
+        progress(&Progress::Layout {
+            name: &spec.name,
+            done_bytes: done,
+            total_bytes: total,
+        })
+    })
+}
+
+/// Decide the backend: psync at depth 1 (one syscall per I/O is the cheapest), io_uring
+/// deeper; psync when io_uring is refused, with the reason.
+fn choose_engine(spec: &JobSpec) -> Result<(bool, Option<String>)> {
+    let wants_uring = match spec.engine {
+        EngineChoice::Psync => false,
+        EngineChoice::IoUring => true,
+        EngineChoice::Auto => spec.iodepth > 1,
+    };
+    if !wants_uring {
+        return Ok((false, None));
+    }
+    match uring::probe() {
+        Ok(()) => Ok((true, None)),
+        Err(e) => {
+            let errno = e.raw_os_error().unwrap_or(0);
+            let reason = format!("io_uring_setup: {} ({e}); used psync", errno_name(errno));
+            if spec.engine == EngineChoice::IoUring {
+                let hint = if is_refusal(&e) {
+                    "io_uring is refused here (kernel.io_uring_disabled, seccomp)"
+                } else {
+                    "io_uring cannot be set up"
+                };
+                return Err(crate::error::usage(format!(
+                    "--engine io_uring: {hint}: io_uring_setup: {} ({e}); use --engine auto or psync",
+                    errno_name(errno)
+                )));
+            }
+            Ok((false, Some(reason)))
+        }
+    }
+}
+
+/// Run a validated job on already opened (and, for reads, laid-out) files.
+pub fn execute(
+    spec: &JobSpec,
+    align: &DirectIoAlignment,
+    files: &[OpenedFile],
+    progress: &mut ProgressFn<'_>,
+) -> Result<TestResult> {
+    testfile::ignore_sigxfsz();
+    let (use_uring, fallback) = choose_engine(spec)?;
+    let depth = if use_uring { spec.iodepth } else { 1 };
+    let mut notes: Vec<String> = files.iter().filter_map(|f| f.note.clone()).collect();
+    if !use_uring && spec.iodepth > 1 {
+        notes.push(format!(
+            "psync keeps one I/O in flight per job: --iodepth {} ran as 1",
+            spec.iodepth
+        ));
+    }
+    let (ramp, runtime) = match spec.termination {
+        Termination::Time { runtime, ramp } => (ramp, Some(runtime)),
+        Termination::Size { runtime_cap } => (Duration::ZERO, runtime_cap),
+    };
+    let expected_s = match spec.termination {
+        Termination::Time { runtime, ramp } => Some((runtime + ramp).as_secs_f64()),
+        Termination::Size { .. } => None,
+    };
+    progress(&Progress::JobStart {
+        name: &spec.name,
+        expected_s,
+    });
+
+    let abort = AtomicBool::new(false);
+    let barrier = Barrier::new(spec.numjobs as usize);
+    let start = OnceLock::new();
+    let plan = Plan {
+        spec,
+        depth,
+        use_uring,
+        ramp,
+        runtime,
+        size_based: matches!(spec.termination, Termination::Size { .. }),
+        mem_align: align.memory.max(4096) as usize,
+        abort: &abort,
+        barrier: &barrier,
+        start: &start,
+    };
+    let outcomes: Vec<Result<WorkerStats, WorkerError>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..spec.numjobs)
+            .map(|i| {
+                let file = match spec.layout {
+                    Layout::FilePerJob { .. } => &files[i as usize],
+                    Layout::SharedFile { .. } => &files[0],
+                };
+                let plan = &plan;
+                std::thread::Builder::new()
+                    .name(format!("{}-{i}", spec.name))
+                    .spawn_scoped(scope, move || {
+                        let r = run_worker(plan, i, file);
+                        if r.is_err() {
+                            plan.abort.store(true, Ordering::Relaxed);
+                        }
+                        r
+                    })
+                    .expect("cannot start a job thread")
+            })
+            .collect();
+        while !handles.iter().all(|h| h.is_finished()) {
+            std::thread::sleep(Duration::from_millis(50));
+            let elapsed = start
+                .get()
+                .map(|s: &Instant| s.elapsed())
+                .unwrap_or_default();
+            progress(&Progress::Tick {
+                name: &spec.name,
+                elapsed_s: elapsed.as_secs_f64(),
+                measuring: elapsed >= ramp,
+            });
+        }
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a job thread panicked"))
+            .collect()
+    });
+
+    if crate::cancel::requested() {
+        return Err(crate::error::interrupted());
+    }
+    let mut stats = Vec::with_capacity(outcomes.len());
+    let mut first_error = None;
+    for o in outcomes {
+        match o {
+            Ok(s) => stats.push(s),
+            Err(WorkerError::Aborted) => {}
+            Err(e) if first_error.is_none() => first_error = Some(e),
+            Err(_) => {}
+        }
+    }
+    if let Some(e) = first_error {
+        return Err(e.into_error(spec, files));
+    }
+    for s in &stats {
+        if let Some(n) = &s.note
+            && !notes.contains(n)
+        {
+            notes.push(n.clone());
+        }
+    }
+    let used = if use_uring { "io_uring" } else { "psync" };
+    Ok(summarise(spec, used, fallback, files, notes, &stats))
+}
+
+fn summarise(
+    spec: &JobSpec,
+    used: &str,
+    fallback: Option<String>,
+    files: &[OpenedFile],
+    notes: Vec<String>,
+    stats: &[WorkerStats],
+) -> TestResult {
+    let elapsed = stats
+        .iter()
+        .map(|s| s.window)
+        .max()
+        .unwrap_or_default()
+        .as_secs_f64()
+        .max(1e-9);
+    let mut cpu = CpuTime::default();
+    for s in stats {
+        cpu = cpu.plus(s.cpu);
+    }
+    let direction = |d: usize| -> DirectionStats {
+        let mut hist = LatencyHist::new();
+        let (mut ios, mut bytes) = (0, 0);
+        for s in stats {
+            hist.merge(&s.hist[d]);
+            ios += s.ios[d];
+            bytes += s.bytes[d];
+        }
+        DirectionStats {
+            ios,
+            bytes,
+            iops: ios as f64 / elapsed,
+            mib_s: bytes as f64 / elapsed / (1024.0 * 1024.0),
+            lat_ns: Some(hist.latency()),
+            hist: Some(hist.encode()),
+        }
+    };
+    TestResult {
+        id: spec.name.clone(),
+        job: spec.summary(),
+        engine: EngineUsed {
+            used: used.into(),
+            fallback,
+            direct: files.iter().all(|f| f.direct),
+        },
+        elapsed_s: elapsed,
+        read: spec.pattern.reads().then(|| direction(READ)),
+        write: spec.pattern.writes().then(|| direction(WRITE)),
+        cpu: Cpu {
+            user_s: cpu.user.as_secs_f64(),
+            sys_s: cpu.sys.as_secs_f64(),
+        },
+        notes,
+        repeats: None,
+    }
+}
+
+const READ: usize = 0;
+const WRITE: usize = 1;
+
+/// What every worker of a job shares.
+struct Plan<'a> {
+    spec: &'a JobSpec,
+    depth: u32,
+    use_uring: bool,
+    ramp: Duration,
+    /// Measured time (time-based) or the cap (size-based).
+    runtime: Option<Duration>,
+    size_based: bool,
+    mem_align: usize,
+    abort: &'a AtomicBool,
+    barrier: &'a Barrier,
+    start: &'a OnceLock<Instant>,
+}
+
+/// What one worker measured.
+struct WorkerStats {
+    hist: [LatencyHist; 2],
+    ios: [u64; 2],
+    bytes: [u64; 2],
+    cpu: CpuTime,
+    /// The measured window.
+    window: Duration,
+    /// Something the record should say about this worker's backend.
+    note: Option<String>,
+}
+
+enum WorkerError {
+    /// An I/O failed: errno, what, where.
+    Io {
+        errno: i32,
+        kind: IoKind,
+        offset: u64,
+        file: PathBuf,
+    },
+    /// An I/O moved fewer bytes than asked.
+    Short {
+        kind: IoKind,
+        offset: u64,
+        moved: i32,
+        asked: u32,
+        file: PathBuf,
+    },
+    /// The backend could not be set up or failed outside an I/O.
+    Setup(anyhow::Error),
+    /// Another worker failed or Ctrl-C: this one stopped early.
+    Aborted,
+}
+
+impl WorkerError {
+    fn into_error(self, spec: &JobSpec, files: &[OpenedFile]) -> anyhow::Error {
+        let needed: u64 = spec.files().iter().map(|(_, s)| s).sum();
+        let _ = files;
+        match self {
+            WorkerError::Io {
+                errno,
+                kind,
+                offset,
+                file,
+            } => {
+                if testfile::is_no_space(errno) {
+                    return testfile::no_space_error(&file, errno, needed, "--size");
+                }
+                let what = if kind.is_read() { "read" } else { "write" };
+                anyhow::anyhow!(
+                    "{}: {what} of {} bytes at offset {offset} in {} failed: {} ({})",
+                    spec.name,
+                    spec.block_size,
+                    file.display(),
+                    std::io::Error::from_raw_os_error(errno),
+                    errno_name(errno)
+                )
+            }
+            WorkerError::Short {
+                kind,
+                offset,
+                moved,
+                asked,
+                file,
+            } => {
+                if !kind.is_read() {
+                    // A short write is how a filling disk first shows.
+                    return testfile::no_space_error(&file, libc::ENOSPC, needed, "--size");
+                }
+                anyhow::anyhow!(
+                    "{}: read at offset {offset} in {} returned {moved} of {asked} bytes (the file is shorter than the job expects)",
+                    spec.name,
+                    file.display()
+                )
+            }
+            WorkerError::Setup(e) => e,
+            WorkerError::Aborted => crate::error::interrupted(),
+        }
+    }
+}
+
+fn run_worker(plan: &Plan<'_>, index: u32, file: &OpenedFile) -> Result<WorkerStats, WorkerError> {
+    let spec = plan.spec;
+    let bs = spec.block_size as usize;
+    let mut rng = FastRng::for_stream(spec.seed, index as u64);
+    let bufs: Vec<AlignedBuf> = (0..plan.depth)
+        .map(|_| AlignedBuf::new(bs, plan.mem_align, &mut rng))
+        .collect();
+    let ptrs: Vec<*mut u8> = bufs.iter().map(|b| b.as_ptr()).collect();
+    let (region_start, region_len) = match spec.layout {
+        Layout::SharedFile {
+            region_per_job: true,
+            ..
+        } => (index as u64 * spec.size_per_job, spec.size_per_job),
+        _ => (0, spec.size_per_job),
+    };
+    let region_len = region_len - region_len % spec.block_size;
+    let offsets = OffsetGen::new(rng, region_start, region_len, spec.block_size);
+    let mut state = WorkerState {
+        bufs,
+        offsets,
+        region_start,
+        region_end: region_start + region_len,
+        next_seq: region_start,
+        writes_since_sync: 0,
+        file: file.path.clone(),
+    };
+    // Set up before the barrier, so every job starts measuring together; a failed setup still
+    // reaches the barrier so the others do not wait forever.
+    if plan.use_uring {
+        let backend = Uring::new(&file.file, ptrs, bs, plan.depth).map_err(|e| {
+            WorkerError::Setup(anyhow::anyhow!(
+                "{}: cannot set up io_uring for {}: {e}",
+                spec.name,
+                file.path.display()
+            ))
+        });
+        plan.barrier.wait();
+        let (mut backend, note) = backend?;
+        let mut stats = job_loop(plan, &mut backend, &mut state)?;
+        stats.note = note;
+        Ok(stats)
+    } else {
+        let mut backend = Psync::new(&file.file, ptrs);
+        plan.barrier.wait();
+        job_loop(plan, &mut backend, &mut state)
+    }
+}
+
+struct WorkerState {
+    bufs: Vec<AlignedBuf>,
+    offsets: OffsetGen,
+    region_start: u64,
+    region_end: u64,
+    next_seq: u64,
+    writes_since_sync: u32,
+    file: PathBuf,
+}
+
+impl WorkerState {
+    /// The next I/O for `slot`: direction by the read share, offset by the pattern.
+    #[inline]
+    fn next_io(&mut self, spec: &JobSpec, slot: u16) -> Io {
+        let read_pct = spec.pattern.read_pct();
+        let is_read = match read_pct {
+            100 => true,
+            0 => false,
+            p => (self.offsets.rng().below(100) as u32) < p,
+        };
+        let offset = if spec.pattern.is_random() {
+            self.offsets.next_offset()
+        } else {
+            let o = self.next_seq;
+            self.next_seq += spec.block_size;
+            if self.next_seq >= self.region_end {
+                self.next_seq = self.region_start;
+            }
+            o
+        };
+        let kind = if is_read {
+            IoKind::Read
+        } else {
+            // New contents for every write: a dedup or compression layer cannot flatter it.
+            let buf = &mut self.bufs[slot as usize];
+            buf.refresh(self.offsets.rng());
+            match spec.sync {
+                SyncMode::Fdatasync(n) | SyncMode::Fsync(n) => {
+                    self.writes_since_sync += 1;
+                    if self.writes_since_sync >= n {
+                        self.writes_since_sync = 0;
+                        if matches!(spec.sync, SyncMode::Fdatasync(_)) {
+                            IoKind::WriteDatasync
+                        } else {
+                            IoKind::WriteFsync
+                        }
+                    } else {
+                        IoKind::Write
+                    }
+                }
+                _ => IoKind::Write,
+            }
+        };
+        Io {
+            slot,
+            kind,
+            offset,
+            len: spec.block_size as u32,
+        }
+    }
+}
+
+/// The loop every backend shares: fill free slots, submit and reap, time each I/O.
+fn job_loop<B: Backend>(
+    plan: &Plan<'_>,
+    backend: &mut B,
+    state: &mut WorkerState,
+) -> Result<WorkerStats, WorkerError> {
+    let spec = plan.spec;
+    let depth = backend.depth() as usize;
+    let mut free: Vec<u16> = (0..depth as u16).rev().collect();
+    let mut just_prepared: Vec<u16> = Vec::with_capacity(depth);
+    let mut done: Vec<Completion> = Vec::with_capacity(depth * 2);
+    let start = *plan.start.get_or_init(Instant::now);
+    let now = Instant::now();
+    let mut issue_at: Vec<Instant> = vec![now; depth];
+    let mut slot_io: Vec<Io> = vec![
+        Io {
+            slot: 0,
+            kind: IoKind::Read,
+            offset: 0,
+            len: 0
+        };
+        depth
+    ];
+    let measure_from = start + plan.ramp;
+    let window_end = plan.runtime.map(|r| measure_from + r);
+    let size_target = state.region_end - state.region_start;
+    let mut issued_bytes = 0u64;
+
+    let mut stats = WorkerStats {
+        hist: [LatencyHist::new(), LatencyHist::new()],
+        ios: [0; 2],
+        bytes: [0; 2],
+        cpu: CpuTime::default(),
+        window: Duration::ZERO,
+        note: None,
+    };
+    let mut measuring = plan.ramp.is_zero();
+    let mut cpu_at_start = CpuTime::thread();
+    let mut cpu_at_end = None;
+    let mut issuing = true;
+    let mut inflight = 0usize;
+    let mut last_done = start;
+    let mut failure: Option<WorkerError> = None;
+
+    loop {
+        if issuing {
+            while let Some(slot) = free.pop() {
+                let io = state.next_io(spec, slot);
+                backend.prepare(io);
+                slot_io[slot as usize] = io;
+                just_prepared.push(slot);
+                inflight += 1;
+                if plan.size_based {
+                    issued_bytes += io.len as u64;
+                    if issued_bytes >= size_target {
+                        issuing = false;
+                        break;
+                    }
+                }
+            }
+        }
+        if inflight == 0 {
+            break;
+        }
+        let t_issue = Instant::now();
+        for &s in &just_prepared {
+            issue_at[s as usize] = t_issue;
+        }
+        just_prepared.clear();
+        while let Err(e) = backend.submit_and_reap(&mut done) {
+            if e.kind() != std::io::ErrorKind::Interrupted {
+                // Nothing more can be reaped safely from a broken backend.
+                return Err(WorkerError::Setup(anyhow::anyhow!(
+                    "{}: the {} backend failed: {e}",
+                    spec.name,
+                    backend.name()
+                )));
+            }
+            if crate::cancel::requested() {
+                issuing = false;
+            }
+        }
+        let t_done = Instant::now();
+        if !measuring && t_done >= measure_from {
+            measuring = true;
+            cpu_at_start = CpuTime::thread();
+        }
+        let counting = measuring && window_end.is_none_or(|end| t_done <= end);
+        for c in done.drain(..) {
+            let slot = c.slot as usize;
+            inflight -= 1;
+            free.push(c.slot);
+            let io = slot_io[slot];
+            if c.result < 0 || (c.result as u32) < io.len {
+                if failure.is_none() {
+                    failure = Some(if c.result < 0 {
+                        WorkerError::Io {
+                            errno: -c.result,
+                            kind: io.kind,
+                            offset: io.offset,
+                            file: state.file.clone(),
+                        }
+                    } else {
+                        WorkerError::Short {
+                            kind: io.kind,
+                            offset: io.offset,
+                            moved: c.result,
+                            asked: io.len,
+                            file: state.file.clone(),
+                        }
+                    });
+                }
+                issuing = false;
+                continue;
+            }
+            if counting {
+                let d = if io.kind.is_read() { READ } else { WRITE };
+                let lat_ns = t_done.duration_since(issue_at[slot]).as_nanos() as u64;
+                stats.hist[d].record(lat_ns);
+                stats.ios[d] += 1;
+                stats.bytes[d] += io.len as u64;
+            }
+        }
+        if counting {
+            last_done = t_done;
+        }
+        if issuing {
+            if let Some(end) = window_end
+                && t_done >= end
+            {
+                issuing = false;
+                cpu_at_end = Some(CpuTime::thread());
+            }
+            if crate::cancel::requested() || plan.abort.load(Ordering::Relaxed) {
+                issuing = false;
+                if failure.is_none() {
+                    failure = Some(WorkerError::Aborted);
+                }
+            }
+        }
+    }
+    // Every I/O has completed here (the loop drains before leaving), so no buffer is still
+    // in the kernel's hands when the buffers are freed.
+    if let Some(f) = failure {
+        return Err(f);
+    }
+    stats.cpu = cpu_at_end
+        .unwrap_or_else(CpuTime::thread)
+        .since(cpu_at_start);
+    stats.window = match (plan.size_based, window_end) {
+        (false, Some(end)) => end.duration_since(measure_from),
+        _ => last_done.duration_since(measure_from),
+    };
+    Ok(stats)
+}
+
+/// Path of a job's first file (for messages).
+pub fn first_file(spec: &JobSpec) -> PathBuf {
+    spec.files()
+        .into_iter()
+        .next()
+        .map(|(p, _)| p)
+        .unwrap_or_else(|| Path::new(".").to_path_buf())
+}

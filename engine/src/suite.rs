@@ -1,0 +1,268 @@
+//! The standard suite: six columns, run in an order that lets the measured sequential write
+//! lay out the file the other columns then use.
+//!
+//! Order: seq-write (writes the file front to back, so it is real, incompressible data),
+//! seq-read, rand-read, rand-write, qd1-read, sync-write. The reads run before the random
+//! writes so they see the file as seq-write left it (one contiguous layout); sync-write comes
+//! last because its fdatasyncs are the slowest and least predictable. Only when seq-write did
+//! not reach the end of the file in its time (a slow disk), or did not run (`--only`), does an
+//! unmeasured layout pass write the rest, and the record says so.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Result;
+
+use crate::error;
+use crate::job::{EngineChoice, JobSpec, Layout, Pattern, SyncMode, Termination, format_size};
+use crate::record::{ColumnId, Repeats, TestResult};
+use crate::runner::{self, Progress, ProgressFn};
+use crate::testfile::{self, ScratchDir};
+
+/// The order the columns run in (see the module docs for why).
+pub const RUN_ORDER: [ColumnId; 6] = [
+    ColumnId::SeqWrite,
+    ColumnId::SeqRead,
+    ColumnId::RandRead,
+    ColumnId::RandWrite,
+    ColumnId::Qd1Read,
+    ColumnId::SyncWrite,
+];
+
+/// Default measured seconds per column.
+pub const DEFAULT_RUNTIME_S: u64 = 5;
+/// Default unmeasured warm-up per column.
+pub const DEFAULT_RAMP_S: u64 = 1;
+/// Default test file size.
+pub const DEFAULT_SIZE: u64 = 1 << 30;
+
+/// What `cargo diskbench run` asked the suite to do. Build with `..Default::default()`.
+#[derive(Clone, Debug)]
+pub struct SuiteOptions {
+    /// The test files go into a private folder under this one.
+    pub dir: PathBuf,
+    /// Only these columns (None: all six).
+    pub only: Option<Vec<ColumnId>>,
+    pub runtime: Duration,
+    pub ramp: Duration,
+    /// The test file's size in bytes.
+    pub size: u64,
+    pub engine: EngineChoice,
+    pub seed: Option<u64>,
+    /// Passes over the suite; each column reports its median pass and the spread.
+    pub repeat: u32,
+}
+
+impl Default for SuiteOptions {
+    fn default() -> Self {
+        SuiteOptions {
+            dir: PathBuf::from("."),
+            only: None,
+            runtime: Duration::from_secs(DEFAULT_RUNTIME_S),
+            ramp: Duration::from_secs(DEFAULT_RAMP_S),
+            size: DEFAULT_SIZE,
+            engine: EngineChoice::Auto,
+            seed: None,
+            repeat: 1,
+        }
+    }
+}
+
+impl SuiteOptions {
+    /// The selected columns in run order.
+    pub fn columns(&self) -> Vec<ColumnId> {
+        RUN_ORDER
+            .into_iter()
+            .filter(|c| self.only.as_ref().is_none_or(|o| o.contains(c)))
+            .collect()
+    }
+
+    /// Check the options (usage errors name the option), before any file is touched.
+    pub fn validate(&self) -> Result<()> {
+        if !self.dir.is_dir() {
+            return Err(error::usage(format!(
+                "--dir {}: not an existing folder; create it or point --dir elsewhere",
+                self.dir.display()
+            )));
+        }
+        if self.runtime.is_zero() {
+            return Err(error::usage(
+                "--runtime 0: each column needs a measured time above 0 seconds",
+            ));
+        }
+        if self.runtime > Duration::from_secs(3600) || self.ramp > Duration::from_secs(3600) {
+            return Err(error::usage("--runtime/--ramp: at most 3600 seconds"));
+        }
+        if self.repeat == 0 || self.repeat > 100 {
+            return Err(error::usage(format!(
+                "--repeat {}: use 1 to 100 passes",
+                self.repeat
+            )));
+        }
+        if let Some(only) = &self.only
+            && only.is_empty()
+        {
+            return Err(error::usage("--only: name at least one column"));
+        }
+        const MIB: u64 = 1 << 20;
+        if self.size < 4 * MIB {
+            return Err(error::usage(format!(
+                "--size {}: the suite needs at least 4 MiB (four random-I/O jobs, 1 MiB sequential blocks); use e.g. --size 64M",
+                self.size
+            )));
+        }
+        if !self.size.is_multiple_of(MIB) {
+            return Err(error::usage(format!(
+                "--size {}: not a multiple of 1 MiB (the sequential columns' block size); use e.g. --size {}M",
+                self.size,
+                self.size / MIB
+            )));
+        }
+        let align = testfile::direct_io_alignment(&self.dir, &[]);
+        if !4096u64.is_multiple_of(align.offset) {
+            return Err(error::usage(format!(
+                "--dir {}: its filesystem needs {}-byte aligned direct I/O, more than the suite's 4 KiB blocks; use another --dir",
+                self.dir.display(),
+                align.offset
+            )));
+        }
+        Ok(())
+    }
+
+    /// Roughly how long the suite takes (for the ETA).
+    pub fn expected_s(&self) -> f64 {
+        (self.runtime + self.ramp).as_secs_f64() * self.columns().len() as f64 * self.repeat as f64
+    }
+}
+
+/// The job of one column over `path`.
+pub fn column_job(column: ColumnId, opts: &SuiteOptions, path: PathBuf) -> JobSpec {
+    const KIB4: u64 = 4096;
+    const MIB: u64 = 1 << 20;
+    let (pattern, block_size, iodepth, numjobs, sync) = match column {
+        ColumnId::SeqRead => (Pattern::Read, MIB, 32, 1, SyncMode::None),
+        ColumnId::SeqWrite => (Pattern::Write, MIB, 32, 1, SyncMode::None),
+        ColumnId::RandRead => (Pattern::RandRead, KIB4, 32, 4, SyncMode::None),
+        ColumnId::RandWrite => (Pattern::RandWrite, KIB4, 32, 4, SyncMode::None),
+        ColumnId::Qd1Read => (Pattern::RandRead, KIB4, 1, 1, SyncMode::None),
+        ColumnId::SyncWrite => (Pattern::Write, KIB4, 1, 1, SyncMode::Fdatasync(1)),
+    };
+    JobSpec {
+        name: column.as_str().into(),
+        pattern,
+        block_size,
+        iodepth,
+        numjobs,
+        // Jobs split the one file into regions, so all columns share one laid-out file.
+        size_per_job: opts.size / numjobs as u64,
+        layout: Layout::SharedFile {
+            path,
+            region_per_job: true,
+        },
+        termination: Termination::Time {
+            runtime: opts.runtime,
+            ramp: opts.ramp,
+        },
+        direct: true,
+        sync,
+        engine: opts.engine,
+        seed: opts.seed,
+    }
+}
+
+/// Run the suite: every selected column, `repeat` times. Test files live in a private folder
+/// under `opts.dir`, removed when this returns (success, error, Ctrl-C). Results come in
+/// `ColumnId::ALL` order; with repeats, each is the median pass with the spread.
+pub fn run_suite(opts: &SuiteOptions, progress: &mut ProgressFn<'_>) -> Result<Vec<TestResult>> {
+    opts.validate()?;
+    testfile::ignore_sigxfsz();
+    let columns = opts.columns();
+    let mut scratch = ScratchDir::create(&opts.dir)?;
+    let path = scratch.path().join("suite.data");
+    testfile::check_free_space(&[(path.clone(), opts.size)], "--size")?;
+    progress(&Progress::SuiteStart {
+        columns: columns.len(),
+        repeats: opts.repeat,
+        expected_s: opts.expected_s(),
+    });
+    let mut passes: Vec<Vec<TestResult>> = vec![Vec::new(); ColumnId::ALL.len()];
+    let probe = column_job(ColumnId::SeqRead, opts, path.clone());
+    let opened = runner::open_files(&probe, &probe.files())?;
+    let file = &opened[0];
+    for pass in 1..=opts.repeat {
+        if opts.repeat > 1 {
+            progress(&Progress::Pass {
+                index: pass,
+                of: opts.repeat,
+            });
+        }
+        for &column in &columns {
+            let spec = column_job(column, opts, path.clone());
+            let align = spec.validate()?;
+            let mut notes = Vec::new();
+            if column == ColumnId::SeqWrite {
+                // Every pass writes a fresh file, so every pass measures the same thing
+                // (allocating writes, as on a new checkout).
+                file.file
+                    .set_len(0)
+                    .map_err(|e| anyhow::anyhow!("cannot truncate {}: {e}", file.path.display()))?;
+            } else {
+                let before = file.file.metadata().map(|m| m.len()).unwrap_or(0);
+                runner::lay_out_missing(&spec, file, opts.size, &align, "--size", progress)?;
+                if before < opts.size {
+                    notes.push(format!(
+                        "an unmeasured layout pass wrote {} of the test file before this column",
+                        format_size(opts.size - before)
+                    ));
+                }
+            }
+            let mut result = runner::execute(&spec, &align, std::slice::from_ref(file), progress)?;
+            result.notes.extend(notes);
+            progress(&Progress::JobDone {
+                name: &spec.name,
+                result: &result,
+            });
+            let slot = ColumnId::ALL.iter().position(|c| *c == column).unwrap_or(0);
+            passes[slot].push(result);
+        }
+    }
+    drop(opened);
+    scratch.remove().map_err(|e| {
+        anyhow::anyhow!(
+            "cannot remove the test folder {}: {e}",
+            scratch.path().display()
+        )
+    })?;
+    Ok(passes
+        .into_iter()
+        .filter(|p| !p.is_empty())
+        .map(median_pass)
+        .collect())
+}
+
+/// The median pass of a column (by its headline figure), with every pass's figure and the
+/// spread. A single pass is returned as it is.
+pub fn median_pass(mut runs: Vec<TestResult>) -> TestResult {
+    if runs.len() == 1 {
+        return runs.pop().expect("one run");
+    }
+    let headline: Vec<f64> = runs.iter().map(|r| r.headline().unwrap_or(0.0)).collect();
+    let mut order: Vec<usize> = (0..runs.len()).collect();
+    order.sort_by(|&a, &b| headline[a].total_cmp(&headline[b]));
+    let median_idx = order[(order.len() - 1) / 2];
+    let median = headline[median_idx];
+    let min = headline[order[0]];
+    let max = headline[order[order.len() - 1]];
+    let spread_pct = if median > 0.0 {
+        (max - min) / median * 100.0
+    } else {
+        0.0
+    };
+    let mut chosen = runs.swap_remove(median_idx);
+    chosen.repeats = Some(Repeats {
+        runs: headline.len() as u32,
+        headline,
+        spread_pct,
+    });
+    chosen
+}

@@ -1,0 +1,460 @@
+//! Test files: the private scratch folder, opening with O_DIRECT (and the buffered fallback),
+//! aligned buffers, laying files out with incompressible data, and the disk-full error.
+
+use std::ffi::CString;
+use std::fs::{self, File, OpenOptions};
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use crate::job::{DirectIoAlignment, SyncMode, format_size};
+use crate::prng::FastRng;
+
+/// Test-only switch: pretend the filesystem refused O_DIRECT (EINVAL at open). Goes through the
+/// same code path as a real refusal.
+pub const FAKE_ODIRECT_EINVAL_ENV: &str = "DISKBENCH_FAKE_ODIRECT_EINVAL";
+
+/// A private folder for one run's test files, removed when dropped (success, error, Ctrl-C).
+#[derive(Debug)]
+pub struct ScratchDir {
+    path: PathBuf,
+    removed: bool,
+}
+
+impl ScratchDir {
+    /// Create `<parent>/.diskbench-<id>/`.
+    pub fn create(parent: &Path) -> Result<ScratchDir> {
+        let path = parent.join(format!(".diskbench-{}", crate::results::new_id()));
+        fs::create_dir(&path)
+            .with_context(|| format!("cannot create the test folder {}", path.display()))?;
+        Ok(ScratchDir {
+            path,
+            removed: false,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Remove the folder and everything in it now (also done on drop).
+    pub fn remove(&mut self) -> io::Result<()> {
+        if self.removed {
+            return Ok(());
+        }
+        self.removed = true;
+        match fs::remove_dir_all(&self.path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+            other => other,
+        }
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = self.remove();
+    }
+}
+
+/// Files created by a job outside a scratch folder, removed on drop unless kept.
+#[derive(Debug, Default)]
+pub struct CreatedFiles {
+    paths: Vec<PathBuf>,
+    keep: bool,
+}
+
+impl CreatedFiles {
+    pub fn push(&mut self, path: PathBuf) {
+        self.paths.push(path);
+    }
+
+    /// The job succeeded: leave the files where they are.
+    pub fn keep(mut self) {
+        self.keep = true;
+    }
+}
+
+impl Drop for CreatedFiles {
+    fn drop(&mut self) {
+        if !self.keep {
+            for p in &self.paths {
+                let _ = fs::remove_file(p);
+            }
+        }
+    }
+}
+
+/// The direct-I/O alignment that applies in `dir`: statx STATX_DIOALIGN on an existing job
+/// file or the folder, else the block device's logical block size, else 512.
+pub fn direct_io_alignment(dir: &Path, files: &[(PathBuf, u64)]) -> DirectIoAlignment {
+    let candidates = files
+        .iter()
+        .map(|(p, _)| p.as_path())
+        .filter(|p| p.is_file())
+        .chain(std::iter::once(dir));
+    for p in candidates {
+        if let Some((mem, off)) = statx_dioalign(p)
+            && off > 0
+        {
+            return DirectIoAlignment {
+                offset: off as u64,
+                memory: (mem as u64).max(1),
+                source: "statx",
+            };
+        }
+    }
+    if let Some(lbs) = logical_block_size(dir) {
+        return DirectIoAlignment {
+            offset: lbs,
+            memory: lbs,
+            source: "logical block size",
+        };
+    }
+    DirectIoAlignment {
+        offset: 512,
+        memory: 512,
+        source: "default",
+    }
+}
+
+/// (memory, offset) alignment from statx, when the filesystem reports it for this path.
+pub fn statx_dioalign(path: &Path) -> Option<(u32, u32)> {
+    let c = CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: a zeroed statx is a valid value for the kernel to fill.
+    let mut stx: libc::statx = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is a NUL-terminated path and `stx` a writable statx we own.
+    let rc = unsafe {
+        libc::statx(
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            0,
+            libc::STATX_DIOALIGN,
+            &mut stx,
+        )
+    };
+    if rc != 0 || stx.stx_mask & libc::STATX_DIOALIGN == 0 {
+        return None;
+    }
+    Some((stx.stx_dio_mem_align, stx.stx_dio_offset_align))
+}
+
+/// The logical block size of the device under `dir`, from sysfs.
+fn logical_block_size(dir: &Path) -> Option<u64> {
+    let dev = fs::metadata(dir).ok()?.dev();
+    // SAFETY: major/minor are pure arithmetic on the device number.
+    let (major, minor) = (libc::major(dev), libc::minor(dev));
+    if major == 0 {
+        return None; // no block device (tmpfs, overlay, network filesystems)
+    }
+    let base = PathBuf::from(format!("/sys/dev/block/{major}:{minor}"));
+    let read = |p: PathBuf| -> Option<u64> { fs::read_to_string(p).ok()?.trim().parse().ok() };
+    read(base.join("queue/logical_block_size"))
+        .or_else(|| read(base.join("../queue/logical_block_size")))
+        .filter(|&v| v >= 512 && v.is_power_of_two())
+}
+
+/// An open test file and how it was opened.
+#[derive(Debug)]
+pub struct OpenedFile {
+    pub file: File,
+    pub path: PathBuf,
+    /// Whether O_DIRECT is in effect.
+    pub direct: bool,
+    /// Set when O_DIRECT was asked for and refused.
+    pub note: Option<String>,
+}
+
+/// Open (creating if needed) a test file for reading and writing, with O_DIRECT when asked
+/// for; where the filesystem refuses O_DIRECT (EINVAL), buffered I/O with a note.
+pub fn open_test_file(path: &Path, direct: bool, sync: SyncMode) -> Result<OpenedFile> {
+    let mut flags = 0;
+    match sync {
+        SyncMode::OSync => flags |= libc::O_SYNC,
+        SyncMode::ODsync => flags |= libc::O_DSYNC,
+        _ => {}
+    }
+    let open = |extra: i32| {
+        OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o644)
+            .custom_flags(flags | extra)
+            .open(path)
+    };
+    if direct {
+        let attempt = if std::env::var_os(FAKE_ODIRECT_EINVAL_ENV).is_some() {
+            Err(io::Error::from_raw_os_error(libc::EINVAL))
+        } else {
+            open(libc::O_DIRECT)
+        };
+        match attempt {
+            Ok(file) => {
+                return Ok(OpenedFile {
+                    file,
+                    path: path.to_path_buf(),
+                    direct: true,
+                    note: None,
+                });
+            }
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+                let file = open(0)
+                    .with_context(|| format!("cannot open the test file {}", path.display()))?;
+                return Ok(OpenedFile {
+                    file,
+                    path: path.to_path_buf(),
+                    direct: false,
+                    note: Some(format!(
+                        "O_DIRECT refused by the filesystem of {} (EINVAL): buffered I/O, so \
+                         reads may come from the page cache",
+                        path.parent().unwrap_or(path).display()
+                    )),
+                });
+            }
+            Err(e) => {
+                return Err(e)
+                    .with_context(|| format!("cannot open the test file {}", path.display()));
+            }
+        }
+    }
+    let file = open(0).with_context(|| format!("cannot open the test file {}", path.display()))?;
+    Ok(OpenedFile {
+        file,
+        path: path.to_path_buf(),
+        direct: false,
+        note: None,
+    })
+}
+
+/// A heap buffer aligned for O_DIRECT, filled with incompressible bytes.
+pub struct AlignedBuf {
+    ptr: *mut u8,
+    len: usize,
+    layout: std::alloc::Layout,
+}
+
+impl AlignedBuf {
+    /// `len` bytes at an address that is a multiple of `align` (a power of two), filled from
+    /// `rng`.
+    pub fn new(len: usize, align: usize, rng: &mut FastRng) -> AlignedBuf {
+        let layout = std::alloc::Layout::from_size_align(len.max(1), align.max(8))
+            .expect("alignment is a power of two and the size fits");
+        // SAFETY: the layout has a non-zero size.
+        let ptr = unsafe { std::alloc::alloc(layout) };
+        if ptr.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
+        let mut buf = AlignedBuf { ptr, len, layout };
+        rng.fill(buf.as_mut_slice());
+        buf
+    }
+
+    pub fn as_ptr(&self) -> *mut u8 {
+        self.ptr
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn as_slice(&self) -> &[u8] {
+        // SAFETY: `ptr` points to `len` initialised bytes we own.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: `ptr` points to `len` bytes we own exclusively (&mut self).
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+    }
+
+    /// Make the contents new: a fresh random word at the start of every 512-byte sector, so
+    /// no block written twice is the same (dedup) while the rest stays random (compression).
+    #[inline]
+    pub fn refresh(&mut self, rng: &mut FastRng) {
+        let words = self.len / 512;
+        for i in 0..words {
+            let v = rng.next_u64();
+            // SAFETY: i * 512 + 8 <= len; unaligned write of a u64 inside our buffer.
+            unsafe { self.ptr.add(i * 512).cast::<u64>().write_unaligned(v) };
+        }
+    }
+}
+
+impl Drop for AlignedBuf {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` with exactly this layout.
+        unsafe { std::alloc::dealloc(self.ptr, self.layout) };
+    }
+}
+
+/// Free bytes for an unprivileged writer in the filesystem holding `path`.
+pub fn free_bytes(path: &Path) -> Option<u64> {
+    let c = CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: a zeroed statvfs is valid for the kernel to fill.
+    let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is NUL-terminated, `s` is writable and ours.
+    if unsafe { libc::statvfs(c.as_ptr(), &mut s) } != 0 {
+        return None;
+    }
+    Some(s.f_bavail as u64 * s.f_frsize as u64)
+}
+
+/// Bytes the file already has on disk (0 when it does not exist).
+pub fn allocated_bytes(path: &Path) -> u64 {
+    fs::metadata(path).map(|m| m.blocks() * 512).unwrap_or(0)
+}
+
+/// Whether an I/O error means "no room": disk full or the file-size limit.
+pub fn is_no_space(errno: i32) -> bool {
+    errno == libc::ENOSPC || errno == libc::EFBIG || errno == libc::EDQUOT
+}
+
+/// The clear error for a disk that is full (or a file-size limit) while writing `path`.
+/// `size_option` is how the user sets the size ("--size").
+pub fn no_space_error(path: &Path, errno: i32, needed: u64, size_option: &str) -> anyhow::Error {
+    let what = io::Error::from_raw_os_error(errno);
+    let free = path.parent().and_then(free_bytes);
+    let free_text = free
+        .map(|f| format!("{} free", format_size(f)))
+        .unwrap_or_else(|| "free space unknown".into());
+    let limit = if errno == libc::EFBIG {
+        file_size_limit()
+            .map(|l| format!(", file-size limit (ulimit -f) {}", format_size(l)))
+            .unwrap_or_default()
+    } else {
+        String::new()
+    };
+    anyhow::anyhow!(
+        "cannot write {}: {what} (needs {}, {free_text}{limit}); use a smaller {size_option}",
+        path.display(),
+        format_size(needed),
+    )
+}
+
+/// RLIMIT_FSIZE in bytes, when limited.
+pub fn file_size_limit() -> Option<u64> {
+    // SAFETY: a zeroed rlimit is valid; getrlimit fills it.
+    let mut rl: libc::rlimit = unsafe { std::mem::zeroed() };
+    // SAFETY: `rl` is writable and ours.
+    if unsafe { libc::getrlimit(libc::RLIMIT_FSIZE, &mut rl) } != 0 {
+        return None;
+    }
+    (rl.rlim_cur != libc::RLIM_INFINITY).then_some(rl.rlim_cur as u64)
+}
+
+/// Exceeding the file-size limit sends SIGXFSZ, which kills by default; ignoring it makes the
+/// write fail with EFBIG instead, which the engine reports clearly.
+pub fn ignore_sigxfsz() {
+    // SAFETY: setting a signal's disposition to SIG_IGN has no memory-safety requirements.
+    unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
+}
+
+/// Check there is room for `files` (their missing bytes) before writing anything.
+pub fn check_free_space(files: &[(PathBuf, u64)], size_option: &str) -> Result<()> {
+    let Some((first, _)) = files.first() else {
+        return Ok(());
+    };
+    let needed: u64 = files
+        .iter()
+        .map(|(p, size)| size.saturating_sub(allocated_bytes(p)))
+        .sum();
+    let dir = first.parent().unwrap_or(Path::new("."));
+    if let Some(free) = free_bytes(dir)
+        && free < needed
+    {
+        anyhow::bail!(
+            "cannot lay out {}: not enough free space (needs {}, {} free); use a smaller {size_option}",
+            first.display(),
+            format_size(needed),
+            format_size(free)
+        );
+    }
+    Ok(())
+}
+
+/// Write incompressible data into `file` from `from` to `to` (unmeasured), so reads never hit
+/// sparse or unwritten blocks. `progress` gets the bytes written so far. Stops on Ctrl-C.
+pub fn lay_out(
+    opened: &OpenedFile,
+    from: u64,
+    to: u64,
+    align: &DirectIoAlignment,
+    size_option: &str,
+    progress: &mut dyn FnMut(u64),
+) -> Result<()> {
+    const CHUNK: u64 = 1 << 20;
+    let mut rng = FastRng::for_stream(None, 0x1a70);
+    let mut buf = AlignedBuf::new(CHUNK as usize, align.memory.max(4096) as usize, &mut rng);
+    let mut off = from;
+    while off < to {
+        if crate::cancel::requested() {
+            return Err(crate::error::interrupted());
+        }
+        // The last chunk may be shorter; keep it a multiple of the alignment for O_DIRECT.
+        let len = (to - off).min(CHUNK) as usize;
+        buf.refresh(&mut rng);
+        if let Err(e) = opened.file.write_all_at(&buf.as_slice()[..len], off) {
+            let errno = e.raw_os_error().unwrap_or(0);
+            if is_no_space(errno) {
+                return Err(no_space_error(&opened.path, errno, to, size_option));
+            }
+            if e.kind() == io::ErrorKind::Interrupted && crate::cancel::requested() {
+                return Err(crate::error::interrupted());
+            }
+            return Err(e).with_context(|| {
+                format!("cannot lay out the test file {}", opened.path.display())
+            });
+        }
+        off += len as u64;
+        progress(off - from);
+    }
+    opened
+        .file
+        .sync_data()
+        .with_context(|| format!("cannot sync the test file {}", opened.path.display()))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scratch_dir_is_removed_on_drop() {
+        let parent = tempfile::tempdir().unwrap();
+        let path;
+        {
+            let s = ScratchDir::create(parent.path()).unwrap();
+            path = s.path().to_path_buf();
+            fs::write(path.join("data"), b"x").unwrap();
+            assert!(path.is_dir());
+        }
+        assert!(!path.exists());
+    }
+
+    #[test]
+    fn aligned_buffers_are_aligned_and_refresh_changes_them() {
+        let mut rng = FastRng::new(3);
+        let mut b = AlignedBuf::new(8192, 4096, &mut rng);
+        assert_eq!(b.as_ptr() as usize % 4096, 0);
+        let before = b.as_slice().to_vec();
+        b.refresh(&mut rng);
+        assert_ne!(before, b.as_slice());
+        // Only the stamped words changed.
+        assert_eq!(before[8..512], b.as_slice()[8..512]);
+    }
+
+    #[test]
+    fn alignment_is_a_power_of_two() {
+        let a = direct_io_alignment(Path::new("."), &[]);
+        assert!(a.offset.is_power_of_two() && a.offset >= 512, "{a:?}");
+    }
+}
