@@ -167,8 +167,13 @@ fn issue_line_3_size_based_moves_size_once() {
         Some(engine::fio::FIO_DEFAULT_RANDSEED)
     );
     assert!(record.notes.iter().any(|n| n.contains("gtod_reduce")));
-    // The relative --filename resolved against the current directory, as fio's does.
-    assert!(dir.path().join("testfio").exists() || files_in(dir.path()).is_empty());
+    // The relative --filename resolved against the current directory, and the file stays
+    // there after the run, as fio's does.
+    assert_eq!(files_in(dir.path()), ["testfio"]);
+    assert_eq!(
+        std::fs::metadata(dir.path().join("testfio")).unwrap().len(),
+        16 << 20
+    );
 }
 
 #[test]
