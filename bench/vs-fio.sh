@@ -11,7 +11,7 @@
 # engine runs the very same options through `cargo-diskbench fio` (libaio maps to io_uring).
 #
 # usage: bench/vs-fio.sh [--dir DIR] [--runtime S] [--ramp S] [--pairs N] [--size SIZE]
-#                        [--only COLUMNS] [--no-tmpfs-qd1] [--tmpfs-dir DIR] [--bin PATH]
+#                        [--only COLUMNS|none] [--no-tmpfs-qd1] [--tmpfs-dir DIR] [--bin PATH]
 # needs: fio, jq, cc; builds the release binary unless --bin is given.
 set -euo pipefail
 
@@ -94,6 +94,7 @@ ours_figures() { # json headline
         | "\($fig) \($ios) \($t.cpu.user_s + $t.cpu.sys_s) \($t.engine.used)"' "$1"
 }
 
+if [ "$only" != none ]; then
 file=$work/vs-fio.dat
 common="--filename=$file --size=$size --time_based --runtime=$runtime --ramp_time=$ramp --group_reporting"
 
@@ -139,6 +140,7 @@ for col in "${columns[@]}"; do
         "$work/pairs.txt" >&2
 done
 rm -f "$file"
+fi
 
 [ "$tmpfs_qd1" = 1 ] || exit 0
 
@@ -182,4 +184,10 @@ printf '%-22s %12.0f %8.2fus\n' "engine (psync)" "$q_ours" "$(cpu_io "$work/q_ou
 printf '%-22s %12.0f %8.2fus\n' "fio psync" "$q_fio" "$(cpu_io "$work/q_fio.txt")"
 printf '%-22s %12.0f %8.2fus\n' "bare pread loop" "$q_bare" "$(cpu_io "$work/q_bare.txt")"
 awk -v o="$q_ours" -v f="$q_fio" -v b="$q_bare" 'BEGIN {
-    printf "engine / fio psync = %.3f (target > 1)   engine / bare loop = %.3f (target >= 0.95)   bare / fio = %.3f\n", o / f, o / b, b / f }'
+    printf "IOPS:       engine / fio psync = %.3f (target > 1)   engine / bare loop = %.3f (target >= 0.95)   bare / fio = %.3f\n", o / f, o / b, b / f }'
+# On a busy machine IOPS mostly say how much CPU each run got; I/Os per CPU-second do not.
+awk -v o="$(cpu_io "$work/q_ours.txt")" -v f="$(cpu_io "$work/q_fio.txt")" -v b="$(cpu_io "$work/q_bare.txt")" 'BEGIN {
+    printf "per CPU-s:  engine / fio psync = %.3f                engine / bare loop = %.3f                    bare / fio = %.3f\n", f / o, b / o, f / b }'
+for who in ours fio bare; do
+    awk -v w="$who" '{printf "    %s run %d: %.0f IOPS, %.2fus CPU per I/O\n", w, NR, $1, ($2 > 0 ? $3 / $2 * 1e6 : 0)}' "$work/q_$who.txt" >&2
+done
