@@ -322,10 +322,17 @@ impl JobSpec {
         }
         let dir = self.dir();
         if !dir.as_os_str().is_empty() && !dir.is_dir() {
-            return Err(error::usage(format!(
-                "--directory {}: not an existing folder; create it or point to another one",
-                dir.display()
-            )));
+            return Err(error::usage(match &self.layout {
+                Layout::SharedFile { path, .. } => format!(
+                    "--filename {}: the folder {} does not exist; create it or use another path",
+                    path.display(),
+                    dir.display()
+                ),
+                Layout::FilePerJob { .. } => format!(
+                    "--directory {}: not an existing folder; create it or point to another one",
+                    dir.display()
+                ),
+            }));
         }
         let align = crate::testfile::direct_io_alignment(dir, &self.files());
         if self.direct && !bs.is_multiple_of(align.offset) {
@@ -397,6 +404,121 @@ mod tests {
         assert_eq!(parse_size("12Q"), None);
         assert_eq!(parse_size("99999999999999999999"), None);
         assert_eq!(parse_size("99999999999T"), None);
+    }
+
+    fn job(dir: &Path) -> JobSpec {
+        JobSpec {
+            name: "t".into(),
+            pattern: Pattern::RandRead,
+            block_size: 4096,
+            iodepth: 1,
+            numjobs: 1,
+            size_per_job: 1 << 20,
+            layout: Layout::SharedFile {
+                path: dir.join("f"),
+                region_per_job: true,
+            },
+            termination: Termination::Time {
+                runtime: Duration::from_secs(1),
+                ramp: Duration::ZERO,
+            },
+            direct: true,
+            sync: SyncMode::None,
+            engine: EngineChoice::Auto,
+            seed: None,
+        }
+    }
+
+    #[test]
+    fn every_bad_job_is_a_usage_error_naming_the_option() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = job(dir.path());
+        let align = good.validate().unwrap();
+        assert!(align.offset >= 512 && align.offset.is_power_of_two());
+        let secs = Duration::from_secs;
+        type Change = Box<dyn Fn(&mut JobSpec)>;
+        let cases: Vec<(Change, &str)> = vec![
+            (
+                Box::new(|j| j.block_size = 1000),
+                "--bs 1000: not a multiple of the",
+            ),
+            (Box::new(|j| j.block_size = 0), "--bs 0"),
+            (Box::new(|j| j.block_size = 1 << 40), "--bs"),
+            (Box::new(|j| j.iodepth = 0), "--iodepth 0"),
+            (Box::new(|j| j.iodepth = 5000), "--iodepth 5000"),
+            (Box::new(|j| j.numjobs = 0), "--numjobs 0"),
+            (Box::new(|j| j.size_per_job = 100), "--size 100"),
+            (Box::new(|j| j.name.clear()), "--name"),
+            (
+                Box::new(|j| j.pattern = Pattern::RandRw { read_pct: 101 }),
+                "--rwmixread 101",
+            ),
+            (
+                Box::new(|j| j.sync = SyncMode::Fdatasync(0)),
+                "--fdatasync 0",
+            ),
+            (Box::new(|j| j.sync = SyncMode::Fsync(0)), "--fsync 0"),
+            (
+                Box::new(move |j| {
+                    j.termination = Termination::Time {
+                        runtime: secs(0),
+                        ramp: secs(1),
+                    }
+                }),
+                "--runtime 0",
+            ),
+            (
+                Box::new(|j| {
+                    j.termination = Termination::Size {
+                        runtime_cap: Some(Duration::ZERO),
+                    }
+                }),
+                "--runtime 0",
+            ),
+            (
+                Box::new(|j| {
+                    j.layout = Layout::FilePerJob {
+                        dir: "/does/not/exist".into(),
+                        prefix: "x".into(),
+                    }
+                }),
+                "--directory /does/not/exist",
+            ),
+        ];
+        for (change, needle) in cases {
+            let mut j = good.clone();
+            change(&mut j);
+            let err = j.validate().unwrap_err();
+            assert_eq!(crate::error::exit_code(&err), crate::error::exit::USAGE);
+            let msg = err.to_string();
+            assert!(
+                msg.starts_with(needle),
+                "{msg:?} should start with {needle:?}"
+            );
+            assert!(!msg.contains('\n'), "one line: {msg}");
+        }
+        // Nothing was created by validating.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        // Buffered I/O has no alignment rule.
+        let mut buffered = good.clone();
+        buffered.direct = false;
+        buffered.block_size = 1000;
+        buffered.size_per_job = 10_000;
+        assert!(buffered.validate().is_ok());
+    }
+
+    #[test]
+    fn files_follow_the_layout() {
+        let mut j = job(Path::new("/d"));
+        j.numjobs = 4;
+        assert_eq!(j.files(), vec![(PathBuf::from("/d/f"), 4 << 20)]);
+        j.layout = Layout::FilePerJob {
+            dir: "/d".into(),
+            prefix: "p".into(),
+        };
+        assert_eq!(j.files().len(), 4);
+        assert_eq!(j.files()[3], (PathBuf::from("/d/p.3"), 1 << 20));
+        assert_eq!(j.summary().rw, "randread");
     }
 
     #[test]

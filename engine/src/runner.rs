@@ -702,3 +702,97 @@ pub fn first_file(spec: &JobSpec) -> PathBuf {
         .map(|(p, _)| p)
         .unwrap_or_else(|| Path::new(".").to_path_buf())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::job::EngineChoice;
+
+    fn spec(dir: &Path) -> JobSpec {
+        JobSpec {
+            name: "t".into(),
+            pattern: Pattern::RandRw { read_pct: 70 },
+            block_size: 4096,
+            iodepth: 1,
+            numjobs: 2,
+            size_per_job: 1 << 20,
+            layout: Layout::FilePerJob {
+                dir: dir.to_path_buf(),
+                prefix: "job".into(),
+            },
+            termination: Termination::Size { runtime_cap: None },
+            direct: true,
+            sync: SyncMode::None,
+            engine: EngineChoice::Psync,
+            seed: Some(1),
+        }
+    }
+
+    #[test]
+    fn size_based_mixed_job_moves_each_region_once_and_keeps_its_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = spec(dir.path());
+        let mut events = 0;
+        let r = run_job(&s, &mut |_| events += 1).unwrap();
+        let (rd, wr) = (r.read.as_ref().unwrap(), r.write.as_ref().unwrap());
+        // 2 jobs x 1 MiB / 4 KiB = 512 I/Os, split by the 70 % read share.
+        assert_eq!(rd.ios + wr.ios, 512);
+        assert!(
+            rd.ios > wr.ios && wr.ios > 0,
+            "{} reads, {} writes",
+            rd.ios,
+            wr.ios
+        );
+        assert_eq!(r.engine.used, "psync");
+        assert_eq!(r.job.rw, "randrw");
+        assert_eq!(r.job.rwmixread, Some(70));
+        assert!(events > 0);
+        // fio's habit: the files stay, laid out to their full size.
+        for i in 0..2 {
+            let len = std::fs::metadata(dir.path().join(format!("job.{i}")))
+                .unwrap()
+                .len();
+            assert_eq!(len, 1 << 20);
+        }
+    }
+
+    #[test]
+    fn io_uring_runs_linked_write_and_sync_pairs() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = spec(dir.path());
+        s.pattern = Pattern::SeqRw { read_pct: 50 };
+        s.engine = EngineChoice::IoUring;
+        s.iodepth = 8;
+        s.numjobs = 1;
+        s.sync = SyncMode::Fdatasync(4);
+        s.termination = Termination::Time {
+            runtime: Duration::from_millis(300),
+            ramp: Duration::from_millis(50),
+        };
+        let r = run_job(&s, &mut |_| {}).unwrap();
+        assert_eq!(r.engine.used, "io_uring");
+        assert!(r.write.as_ref().unwrap().ios > 0 && r.read.as_ref().unwrap().ios > 0);
+        assert!((r.elapsed_s - 0.3).abs() < 1e-6);
+        assert_eq!(r.job.sync, "fdatasync:4");
+    }
+
+    #[test]
+    fn a_failed_validation_creates_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = spec(dir.path());
+        s.numjobs = 0;
+        assert!(run_job(&s, &mut |_| {}).is_err());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+
+        // A file in a folder that does not exist: refused by name, nothing created.
+        let mut s = spec(dir.path());
+        s.layout = Layout::SharedFile {
+            path: dir.path().join("missing-dir").join("f"),
+            region_per_job: true,
+        };
+        let err = run_job(&s, &mut |_| {}).unwrap_err();
+        assert_eq!(crate::error::exit_code(&err), crate::error::exit::USAGE);
+        assert!(err.to_string().starts_with("--filename "), "{err:#}");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+}

@@ -1,1 +1,467 @@
-//! Integration tests: engine.
+//! Integration tests: engine. Real I/O at small sizes through the binary, in temp folders on
+//! the work disk (not /tmp, which may be tmpfs).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use engine::hist::LatencyHist;
+use engine::record::{ColumnId, Record};
+
+use crate::common;
+
+/// A temp folder on the same disk as the build (CARGO_TARGET_TMPDIR).
+fn workdir() -> tempfile::TempDir {
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("cannot create a temp folder")
+}
+
+/// `cargo-diskbench run` in `dir` (test files and records there), quick settings unless
+/// `extra` gives the option itself.
+fn run_cmd(dir: &Path, extra: &[&str]) -> Command {
+    let mut cmd = common::bin();
+    cmd.current_dir(dir).args([
+        "run",
+        "--results",
+        "results",
+        "--no-steps",
+        "--no-site",
+        "--quiet",
+    ]);
+    let defaults = [
+        ("--dir", "."),
+        ("--size", "16M"),
+        ("--runtime", "1"),
+        ("--ramp", "0"),
+    ];
+    for (option, value) in defaults {
+        if !extra.iter().any(|a| a.split('=').next() == Some(option)) {
+            cmd.args([option, value]);
+        }
+    }
+    cmd.args(extra);
+    cmd
+}
+
+fn output(mut cmd: Command) -> Output {
+    cmd.output().expect("cannot start cargo-diskbench")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Records written under `dir/results`.
+fn records(dir: &Path) -> Vec<Record> {
+    let Ok(entries) = std::fs::read_dir(dir.join("results")) else {
+        return Vec::new();
+    };
+    entries
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .map(|p| serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap())
+        .collect()
+}
+
+/// Test folders left behind in `dir`.
+fn leftovers(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with(".diskbench-"))
+        })
+        .collect()
+}
+
+fn only_record(dir: &Path) -> Record {
+    let mut r = records(dir);
+    assert_eq!(r.len(), 1, "expected exactly one record");
+    r.pop().unwrap()
+}
+
+#[test]
+fn every_column_runs_end_to_end_and_records_sane_figures() {
+    let dir = workdir();
+    let out = output(run_cmd(dir.path(), &["--json", "-"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let record = only_record(dir.path());
+    // --json - prints the same record on stdout.
+    let printed: Record = serde_json::from_slice(&out.stdout).expect("stdout is the record");
+    assert_eq!(printed, record);
+    assert_eq!(record.settings.suite, "standard");
+    assert_eq!(record.settings.size, 16 << 20);
+    assert!(record.cpu_reference.is_some());
+    let ids: Vec<&str> = record.tests.iter().map(|t| t.id.as_str()).collect();
+    assert_eq!(ids, ColumnId::ALL.map(|c| c.as_str()).to_vec());
+    for t in &record.tests {
+        let column = t.column().unwrap();
+        let d = t
+            .main_direction()
+            .unwrap_or_else(|| panic!("{}: no figures", t.id));
+        assert!(
+            d.ios > 0 && d.iops > 0.0 && d.mib_s > 0.0,
+            "{}: {d:?}",
+            t.id
+        );
+        assert_eq!(d.bytes, d.ios * t.job.bs, "{}", t.id);
+        let lat = d.lat_ns.as_ref().unwrap();
+        let (p50, p99) = (lat.p50.unwrap(), lat.p99.unwrap());
+        assert!(
+            lat.min.unwrap() > 0 && p50 <= p99 && p99 <= lat.max.unwrap(),
+            "{}: {lat:?}",
+            t.id
+        );
+        let hist = LatencyHist::decode(d.hist.as_ref().unwrap()).unwrap();
+        assert_eq!(hist.count(), d.ios, "{}: histogram holds every I/O", t.id);
+        assert!(
+            (t.elapsed_s - 1.0).abs() < 0.01,
+            "{}: window {}",
+            t.id,
+            t.elapsed_s
+        );
+        assert!(t.cpu.user_s + t.cpu.sys_s > 0.0, "{}", t.id);
+        assert!(t.engine.direct, "{}: O_DIRECT works on the work disk", t.id);
+        // Reads measure only reads, writes only writes.
+        assert_eq!(t.read.is_some(), column.is_read(), "{}", t.id);
+        assert_eq!(t.write.is_some(), !column.is_read(), "{}", t.id);
+        // auto: psync at depth 1, io_uring deeper (io_uring is enabled on this machine).
+        let expected = if t.job.iodepth == 1 {
+            "psync"
+        } else {
+            "io_uring"
+        };
+        assert_eq!(t.engine.used, expected, "{}", t.id);
+    }
+    let sync = record.test(ColumnId::SyncWrite).unwrap();
+    assert_eq!(sync.job.sync, "fdatasync:1");
+    assert_eq!(record.test(ColumnId::RandRead).unwrap().job.numjobs, 4);
+    assert!(leftovers(dir.path()).is_empty(), "test files left behind");
+}
+
+#[test]
+fn bad_options_are_refused_by_name_before_any_file_is_touched() {
+    let dir = workdir();
+    let cases: &[(&[&str], &str)] = &[
+        (&["--size", "1000"], "--size 1000"),
+        (&["--size", "5000000"], "--size 5000000"),
+        (&["--size", "12Q"], "--size 12Q"),
+        (&["--runtime", "0"], "--runtime 0"),
+        (&["--runtime=-1"], "--runtime"),
+        (&["--ramp", "nan"], "--ramp"),
+        (&["--repeat", "0"], "--repeat 0"),
+        (&["--only", "seq-read,nope"], "--only seq-read,nope"),
+        (&["--only", ","], "--only"),
+        (&["--engine", "libaio"], "--engine libaio"),
+        (&["--dir", "does-not-exist"], "--dir does-not-exist"),
+        (&["--label", " "], "--label"),
+    ];
+    for (args, needle) in cases {
+        let out = output(run_cmd(dir.path(), args));
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(needle),
+            "{args:?}: message should name the option: {err}"
+        );
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: one line: {err}");
+    }
+    let touched: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert!(touched.is_empty(), "nothing may be created: {touched:?}");
+}
+
+#[test]
+fn refused_io_uring_falls_back_to_psync_and_says_why() {
+    let dir = workdir();
+    let mut cmd = run_cmd(dir.path(), &["--only", "rand-read"]);
+    cmd.env(engine::backend::io_uring::FAKE_ERRNO_ENV, "EPERM");
+    let out = output(cmd);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let record = only_record(dir.path());
+    let t = &record.tests[0];
+    assert_eq!(t.engine.used, "psync");
+    let why = t.engine.fallback.as_deref().unwrap();
+    assert!(why.contains("io_uring_setup: EPERM"), "{why}");
+    assert!(record.notes.iter().any(|n| n.contains("EPERM")));
+    assert!(t.read.as_ref().unwrap().ios > 0);
+
+    // Asked for explicitly, a refused io_uring is an error that names the option.
+    let dir = workdir();
+    let mut cmd = run_cmd(dir.path(), &["--only", "rand-read", "--engine", "io_uring"]);
+    cmd.env(engine::backend::io_uring::FAKE_ERRNO_ENV, "ENOSYS");
+    let out = output(cmd);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--engine io_uring"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(records(dir.path()).is_empty() && leftovers(dir.path()).is_empty());
+}
+
+#[test]
+fn io_uring_refused_by_the_kernel_via_strace_falls_back_to_psync() {
+    if Command::new("strace").arg("-V").output().is_err() {
+        eprintln!("strace not installed: skipped");
+        return;
+    }
+    let dir = workdir();
+    let mut cmd = Command::new("strace");
+    cmd.current_dir(dir.path())
+        .args(["-f", "-qq", "-o", "/dev/null", "-e", "trace=io_uring_setup"])
+        .args(["-e", "inject=io_uring_setup:error=EPERM"])
+        .arg(env!("CARGO_BIN_EXE_cargo-diskbench"))
+        .args([
+            "run",
+            "--dir",
+            ".",
+            "--results",
+            "results",
+            "--no-steps",
+            "--no-site",
+        ])
+        .args([
+            "--size",
+            "16M",
+            "--runtime",
+            "0.5",
+            "--ramp",
+            "0",
+            "--quiet",
+        ])
+        .args(["--only", "seq-read"]);
+    let out = output(cmd);
+    if !out.status.success() && stderr(&out).contains("ptrace") {
+        eprintln!("ptrace not permitted here: skipped");
+        return;
+    }
+    assert!(out.status.success(), "{}", stderr(&out));
+    let t = &only_record(dir.path()).tests[0];
+    assert_eq!(t.engine.used, "psync");
+    assert!(t.engine.fallback.as_deref().unwrap().contains("EPERM"));
+}
+
+#[test]
+fn refused_o_direct_falls_back_to_buffered_io_with_a_note() {
+    let dir = workdir();
+    let mut cmd = run_cmd(dir.path(), &["--only", "qd1-read,seq-write"]);
+    cmd.env(engine::testfile::FAKE_ODIRECT_EINVAL_ENV, "1");
+    let out = output(cmd);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let record = only_record(dir.path());
+    for t in &record.tests {
+        assert!(!t.engine.direct, "{}", t.id);
+        assert!(
+            t.notes.iter().any(|n| n.contains("O_DIRECT refused")),
+            "{}: {:?}",
+            t.id,
+            t.notes
+        );
+        assert!(t.main_direction().unwrap().ios > 0);
+    }
+    // The table says so too.
+    assert!(String::from_utf8_lossy(&out.stdout).contains("(buffered)"));
+}
+
+/// The file-size limit (RLIMIT_FSIZE) reached mid-run: a clear error naming the file and
+/// --size, exit 1, files removed, no record.
+#[test]
+fn file_size_limit_mid_run_is_a_clear_error_and_leaves_nothing() {
+    use std::os::unix::process::CommandExt;
+    let dir = workdir();
+    let mut cmd = run_cmd(dir.path(), &["--only", "seq-write"]);
+    // SAFETY: only async-signal-safe calls (setrlimit, signal) between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: 4 << 20,
+                rlim_max: 4 << 20,
+            };
+            libc::setrlimit(libc::RLIMIT_FSIZE, &limit);
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            Ok(())
+        });
+    }
+    let out = output(cmd);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("File too large"), "{err}");
+    assert!(
+        err.contains("suite.data") && err.contains("--size"),
+        "{err}"
+    );
+    assert!(err.contains("needs 16 MiB"), "{err}");
+    assert!(records(dir.path()).is_empty(), "no record on failure");
+    assert!(leftovers(dir.path()).is_empty(), "test files removed");
+}
+
+/// A small tmpfs (needs root to mount; skipped otherwise).
+struct SmallTmpfs {
+    dir: tempfile::TempDir,
+}
+
+impl SmallTmpfs {
+    fn mount(size: &str) -> Option<SmallTmpfs> {
+        let dir = workdir();
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir.path())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then_some(SmallTmpfs { dir })
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+impl Drop for SmallTmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.dir.path()).status();
+    }
+}
+
+#[test]
+fn disk_full_before_and_during_the_run_is_a_clear_error_and_leaves_nothing() {
+    let Some(fs) = SmallTmpfs::mount("8M") else {
+        eprintln!("cannot mount a tmpfs here (not root?): skipped");
+        return;
+    };
+    // Found before anything is written: the file would not fit.
+    let out = output(run_cmd(fs.path(), &["--only", "qd1-read"]));
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("not enough free space") && err.contains("--size"),
+        "{err}"
+    );
+    assert!(leftovers(fs.path()).is_empty() && records(fs.path()).is_empty());
+
+    // Found mid-run: the space check is skipped, so the kernel's ENOSPC arrives while
+    // seq-write lays the file out.
+    let mut cmd = run_cmd(fs.path(), &["--only", "seq-write"]);
+    cmd.env(engine::testfile::SKIP_SPACE_CHECK_ENV, "1");
+    let out = output(cmd);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("No space left on device"), "{err}");
+    assert!(
+        err.contains("suite.data") && err.contains("free") && err.contains("--size"),
+        "{err}"
+    );
+    assert!(leftovers(fs.path()).is_empty(), "test files removed");
+    assert!(records(fs.path()).is_empty(), "no record");
+}
+
+#[test]
+fn ctrl_c_stops_quickly_removes_files_and_writes_no_record() {
+    let dir = workdir();
+    let mut cmd = run_cmd(
+        dir.path(),
+        &["--only", "rand-read,qd1-read", "--runtime", "30"],
+    );
+    cmd.stdout(Stdio::null()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    // Wait until the test folder exists and the job is running.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while leftovers(dir.path()).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        !leftovers(dir.path()).is_empty(),
+        "the run never created its test folder"
+    );
+    std::thread::sleep(Duration::from_millis(1500));
+    let sent = Instant::now();
+    // SAFETY: plain kill(2) on our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    let took = sent.elapsed();
+    eprintln!("exited {took:?} after SIGINT");
+    assert_eq!(status.code(), Some(130));
+    // The contract says within a second; allow slack for a loaded test machine.
+    assert!(took < Duration::from_secs(3), "took {took:?}");
+    assert!(leftovers(dir.path()).is_empty(), "test files removed");
+    assert!(records(dir.path()).is_empty(), "no record");
+}
+
+#[test]
+fn repeat_reports_every_pass_and_the_spread() {
+    let dir = workdir();
+    let out = output(run_cmd(
+        dir.path(),
+        &[
+            "--only",
+            "qd1-read,sync-write",
+            "--repeat",
+            "3",
+            "--runtime",
+            "0.5",
+        ],
+    ));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let record = only_record(dir.path());
+    assert_eq!(record.settings.repeat, 3);
+    assert_eq!(record.tests.len(), 2);
+    for t in &record.tests {
+        let r = t.repeats.as_ref().unwrap();
+        assert_eq!(r.runs, 3);
+        assert_eq!(r.headline.len(), 3);
+        assert!(r.headline.iter().all(|&h| h > 0.0), "{:?}", r.headline);
+        let mut sorted = r.headline.clone();
+        sorted.sort_by(f64::total_cmp);
+        // The reported figures are the median pass's.
+        assert_eq!(t.headline().unwrap(), sorted[1]);
+        let spread = (sorted[2] - sorted[0]) / sorted[1] * 100.0;
+        assert!((r.spread_pct - spread).abs() < 1e-9 && r.spread_pct >= 0.0);
+    }
+    assert!(String::from_utf8_lossy(&out.stdout).contains("over 3"));
+}
+
+#[test]
+fn explicit_engines_are_honoured() {
+    // io_uring at depth 1, including the linked write + fdatasync pair of sync-write.
+    let dir = workdir();
+    let out = output(run_cmd(
+        dir.path(),
+        &[
+            "--only",
+            "sync-write,qd1-read",
+            "--engine",
+            "io_uring",
+            "--runtime",
+            "0.5",
+        ],
+    ));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let record = only_record(dir.path());
+    assert_eq!(record.settings.engine, "io_uring");
+    for t in &record.tests {
+        assert_eq!(t.engine.used, "io_uring", "{}", t.id);
+        assert!(t.main_direction().unwrap().ios > 0, "{}", t.id);
+    }
+    // psync at depth: one I/O in flight per job, and the record says so.
+    let dir = workdir();
+    let out = output(run_cmd(
+        dir.path(),
+        &[
+            "--only",
+            "rand-write",
+            "--engine",
+            "psync",
+            "--runtime",
+            "0.5",
+        ],
+    ));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let t = &only_record(dir.path()).tests[0];
+    assert_eq!(t.engine.used, "psync");
+    assert!(t.engine.fallback.is_none());
+    assert!(
+        t.notes.iter().any(|n| n.contains("--iodepth 32 ran as 1")),
+        "{:?}",
+        t.notes
+    );
+}

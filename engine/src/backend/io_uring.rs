@@ -3,7 +3,7 @@
 //! pair (IO_LINK), so the sync starts only after its write and the pair counts as one I/O.
 
 use std::io;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, RawFd};
 
 use io_uring::{IoUring, opcode, squeue, types};
 
@@ -23,7 +23,16 @@ pub fn new_ring(entries: u32) -> io::Result<IoUring> {
     {
         return Err(io::Error::from_raw_os_error(errno));
     }
-    IoUring::new(entries)
+    // One thread submits and reaps each ring: let the kernel run completion work only when we
+    // ask for completions (fewer interruptions). Older kernels refuse these flags (EINVAL).
+    match IoUring::builder()
+        .setup_single_issuer()
+        .setup_defer_taskrun()
+        .build(entries)
+    {
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => IoUring::new(entries),
+        other => other,
+    }
 }
 
 /// Whether io_uring can be set up here; the error says why not.
@@ -31,11 +40,47 @@ pub fn probe() -> io::Result<()> {
     new_ring(2).map(drop)
 }
 
+/// A file as io_uring opcodes take it: `types::Fixed` or `types::Fd`.
+pub trait FileRef: Copy {
+    fn read_fixed(self, buf: *mut u8, len: u32, index: u16) -> opcode::ReadFixed;
+    fn read(self, buf: *mut u8, len: u32) -> opcode::Read;
+    fn write_fixed(self, buf: *const u8, len: u32, index: u16) -> opcode::WriteFixed;
+    fn write(self, buf: *const u8, len: u32) -> opcode::Write;
+    fn fsync(self) -> opcode::Fsync;
+}
+
+macro_rules! file_ref {
+    ($t:ty) => {
+        impl FileRef for $t {
+            fn read_fixed(self, buf: *mut u8, len: u32, index: u16) -> opcode::ReadFixed {
+                opcode::ReadFixed::new(self, buf, len, index)
+            }
+            fn read(self, buf: *mut u8, len: u32) -> opcode::Read {
+                opcode::Read::new(self, buf, len)
+            }
+            fn write_fixed(self, buf: *const u8, len: u32, index: u16) -> opcode::WriteFixed {
+                opcode::WriteFixed::new(self, buf, len, index)
+            }
+            fn write(self, buf: *const u8, len: u32) -> opcode::Write {
+                opcode::Write::new(self, buf, len)
+            }
+            fn fsync(self) -> opcode::Fsync {
+                opcode::Fsync::new(self)
+            }
+        }
+    };
+}
+file_ref!(types::Fixed);
+file_ref!(types::Fd);
+
 pub struct Uring {
     ring: IoUring,
     bufs: Vec<*mut u8>,
     depth: u32,
     fixed_bufs: bool,
+    /// The file descriptor, used when the file could not be registered.
+    fd: RawFd,
+    fixed_file: bool,
     /// Per slot: the write half's result of a write + sync pair.
     write_result: Vec<i32>,
     /// Per slot: the result of the single I/O, or of the sync half of a pair.
@@ -61,7 +106,9 @@ impl Uring {
         let entries = (depth * 2).next_power_of_two().max(2);
         let ring = new_ring(entries)?;
         let fd = file.as_raw_fd();
-        ring.submitter().register_files(&[fd])?;
+        // A registered file saves a lookup per I/O; without it (a low RLIMIT_NOFILE, old
+        // kernels) the plain descriptor works too.
+        let fixed_file = ring.submitter().register_files(&[fd]).is_ok();
         let iovecs: Vec<libc::iovec> = bufs
             .iter()
             .map(|&p| libc::iovec {
@@ -72,9 +119,16 @@ impl Uring {
         // SAFETY: the buffers stay allocated and unmoved for the backend's lifetime (the
         // caller keeps them alive longer), and the ring unregisters them when dropped.
         let registered = unsafe { ring.submitter().register_buffers(&iovecs) };
-        let note = registered.as_ref().err().map(|e| {
+        let mut note = registered.as_ref().err().map(|e| {
             format!("io_uring could not register buffers ({e}); used unregistered buffers")
         });
+        if !fixed_file {
+            let text = "io_uring could not register the file; used its plain descriptor";
+            note = Some(match note {
+                Some(n) => format!("{n}; {text}"),
+                None => text.to_string(),
+            });
+        }
         let slots = bufs.len();
         Ok((
             Uring {
@@ -82,6 +136,8 @@ impl Uring {
                 bufs,
                 depth,
                 fixed_bufs: registered.is_ok(),
+                fd,
+                fixed_file,
                 write_result: vec![0; slots],
                 last_result: vec![0; slots],
                 paired: vec![false; slots],
@@ -90,6 +146,47 @@ impl Uring {
             },
             note,
         ))
+    }
+
+    /// Queue `io` on `fd` (registered or plain; the opcodes accept either).
+    #[inline]
+    fn prepare_on(&mut self, fd: impl FileRef, io: Io) {
+        let buf = self.bufs[io.slot as usize];
+        let slot = io.slot as u64;
+        let rw = match (io.kind.is_read(), self.fixed_bufs) {
+            (true, true) => fd
+                .read_fixed(buf, io.len, io.slot)
+                .offset(io.offset)
+                .build(),
+            (true, false) => fd.read(buf, io.len).offset(io.offset).build(),
+            (false, true) => fd
+                .write_fixed(buf, io.len, io.slot)
+                .offset(io.offset)
+                .build(),
+            (false, false) => fd.write(buf, io.len).offset(io.offset).build(),
+        };
+        let sync_flags = match io.kind {
+            IoKind::WriteDatasync => Some(types::FsyncFlags::DATASYNC),
+            IoKind::WriteFsync => Some(types::FsyncFlags::empty()),
+            _ => None,
+        };
+        match sync_flags {
+            None => {
+                self.outstanding[io.slot as usize] = 1;
+                self.paired[io.slot as usize] = false;
+                self.push(&rw.user_data(slot));
+            }
+            Some(flags) => {
+                self.outstanding[io.slot as usize] = 2;
+                self.paired[io.slot as usize] = true;
+                self.push(
+                    &rw.user_data(slot | WRITE_HALF)
+                        .flags(squeue::Flags::IO_LINK),
+                );
+                let sync = fd.fsync().flags(flags).build().user_data(slot);
+                self.push(&sync);
+            }
+        }
     }
 
     fn push(&mut self, entry: &squeue::Entry) {
@@ -118,42 +215,10 @@ impl Backend for Uring {
 
     #[inline]
     fn prepare(&mut self, io: Io) {
-        let buf = self.bufs[io.slot as usize];
-        let fd = types::Fixed(0);
-        let slot = io.slot as u64;
-        let rw = match (io.kind.is_read(), self.fixed_bufs) {
-            (true, true) => opcode::ReadFixed::new(fd, buf, io.len, io.slot)
-                .offset(io.offset)
-                .build(),
-            (true, false) => opcode::Read::new(fd, buf, io.len).offset(io.offset).build(),
-            (false, true) => opcode::WriteFixed::new(fd, buf, io.len, io.slot)
-                .offset(io.offset)
-                .build(),
-            (false, false) => opcode::Write::new(fd, buf, io.len)
-                .offset(io.offset)
-                .build(),
-        };
-        let sync_flags = match io.kind {
-            IoKind::WriteDatasync => Some(types::FsyncFlags::DATASYNC),
-            IoKind::WriteFsync => Some(types::FsyncFlags::empty()),
-            _ => None,
-        };
-        match sync_flags {
-            None => {
-                self.outstanding[io.slot as usize] = 1;
-                self.paired[io.slot as usize] = false;
-                self.push(&rw.user_data(slot));
-            }
-            Some(flags) => {
-                self.outstanding[io.slot as usize] = 2;
-                self.paired[io.slot as usize] = true;
-                self.push(
-                    &rw.user_data(slot | WRITE_HALF)
-                        .flags(squeue::Flags::IO_LINK),
-                );
-                let sync = opcode::Fsync::new(fd).flags(flags).build().user_data(slot);
-                self.push(&sync);
-            }
+        if self.fixed_file {
+            self.prepare_on(types::Fixed(0), io);
+        } else {
+            self.prepare_on(types::Fd(self.fd), io);
         }
     }
 
