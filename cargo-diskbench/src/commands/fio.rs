@@ -78,7 +78,7 @@ fn run(inv: &FioInvocation) -> Result<Record> {
     let started_at = engine::time::now_rfc3339();
     let test = run_job(inv)?;
     let finished_at = engine::time::now_rfc3339();
-    let (runner, storage) = engine::machine::detect(job_dir(&inv.job), None);
+    let (runner, storage) = engine::machine::detect(&job_dir(&inv.job), None);
     let (runtime_s, ramp_s) = match inv.job.termination {
         engine::job::Termination::Time { runtime, ramp } => {
             (runtime.as_secs_f64(), ramp.as_secs_f64())
@@ -131,14 +131,16 @@ fn run_job(inv: &FioInvocation) -> Result<TestResult> {
     engine::runner::run_job(&inv.job, &mut progress)
 }
 
-/// The folder the job's files live in ("." for a bare relative file name).
-fn job_dir(job: &engine::job::JobSpec) -> &std::path::Path {
+/// The folder the job's files live in, absolute where it can be resolved (the record's
+/// `storage.path`); "." for a bare relative file name.
+fn job_dir(job: &engine::job::JobSpec) -> std::path::PathBuf {
     let dir = job.dir();
-    if dir.as_os_str().is_empty() {
+    let dir = if dir.as_os_str().is_empty() {
         std::path::Path::new(".")
     } else {
         dir
-    }
+    };
+    std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf())
 }
 
 /// fio's default percentile list.
