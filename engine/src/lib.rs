@@ -19,3 +19,6 @@ pub mod prng;
 pub mod runner;
 pub mod suite;
 pub mod testfile;
+
+// fio's command-line syntax read into a job (`cargo diskbench fio`).
+pub mod fio;

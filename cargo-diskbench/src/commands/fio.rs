@@ -1,11 +1,414 @@
-//! `cargo diskbench fio`.
+//! `cargo diskbench fio`: one job given in fio's own option syntax, reported the way fio
+//! reports it (or as the diskbench record with `--output-format=json`).
 
-use anyhow::Result;
+use std::ffi::OsString;
+use std::fmt::Write as _;
+use std::io::Write as _;
+
+use anyhow::{Context, Result};
+use engine::fio::{FioInvocation, OutputFormat};
+use engine::record::{DirectionStats, Record, Settings, TestResult};
 
 #[derive(clap::Args, Debug)]
-pub struct FioArgs {}
+#[command(disable_help_flag = true)]
+pub struct FioArgs {
+    /// fio options, e.g. --name=test --rw=randread --bs=4k --size=1G (--help lists them)
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        num_args = 0..,
+        value_name = "FIO OPTIONS"
+    )]
+    pub args: Vec<OsString>,
+}
+
+const USAGE: &str = "usage: cargo diskbench fio --name=NAME --size=SIZE [fio options]\n\
+Runs one job given in fio's option syntax on cargo-diskbench's own engine.\n\
+Report: fio-style text, or the diskbench record with --output-format=json.\n\
+The record is written to a results folder only with --results DIR.\n\
+Supported options (anything else is refused by name):\n";
 
 pub fn exec(args: FioArgs) -> Result<()> {
-    let _ = args;
-    anyhow::bail!("fio: not implemented yet")
+    let args: Vec<String> = args
+        .args
+        .into_iter()
+        .map(|a| {
+            a.into_string().map_err(|a| {
+                engine::error::usage(format!("{a:?}: fio options must be valid UTF-8"))
+            })
+        })
+        .collect::<Result<_>>()?;
+    if args.is_empty() || args.iter().any(|a| a == "--help" || a == "-h") {
+        print!("{USAGE}{}", engine::fio::supported_options_help());
+        return Ok(());
+    }
+    let inv = engine::fio::parse(&args)?;
+    for note in &inv.notes {
+        eprintln!("note: {note}");
+    }
+    let record = run(&inv)?;
+    if let Some(dir) = &inv.results_dir {
+        let path = engine::results::write_record(dir, &record)?;
+        eprintln!("record written to {}", path.display());
+    }
+    let report = match inv.output_format {
+        OutputFormat::Json => {
+            let mut s =
+                serde_json::to_string_pretty(&record).context("cannot serialise the record")?;
+            s.push('\n');
+            s
+        }
+        OutputFormat::Normal => render_normal(&inv, &record),
+    };
+    match &inv.output {
+        Some(path) => std::fs::write(path, report)
+            .with_context(|| format!("--output {}: cannot write the report", path.display()))?,
+        None => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(report.as_bytes())
+                .and_then(|_| out.flush())
+                .context("cannot write the report to stdout")?;
+        }
+    }
+    Ok(())
+}
+
+/// Run the job and wrap its result into a record.
+fn run(inv: &FioInvocation) -> Result<Record> {
+    let started_at = engine::time::now_rfc3339();
+    let test = run_job(inv)?;
+    let finished_at = engine::time::now_rfc3339();
+    let (runner, storage) = engine::machine::detect(&job_dir(&inv.job), None);
+    let (runtime_s, ramp_s) = match inv.job.termination {
+        engine::job::Termination::Time { runtime, ramp } => {
+            (runtime.as_secs_f64(), ramp.as_secs_f64())
+        }
+        engine::job::Termination::Size { runtime_cap } => {
+            (runtime_cap.map(|r| r.as_secs_f64()).unwrap_or(0.0), 0.0)
+        }
+    };
+    Ok(Record {
+        schema: engine::record::SCHEMA.into(),
+        id: engine::results::new_id(),
+        source: "measured".into(),
+        source_file: None,
+        started_at,
+        finished_at,
+        tool: Default::default(),
+        runner,
+        storage,
+        settings: Settings {
+            suite: "fio".into(),
+            runtime_s,
+            ramp_s,
+            size: inv.job.size_per_job,
+            engine: inv.job.engine.as_str().into(),
+            seed: inv.job.seed,
+            repeat: 1,
+            command_line: Some(inv.command_line.clone()),
+        },
+        tests: vec![test],
+        steps: Vec::new(),
+        cpu_reference: None,
+        notes: inv.notes.clone(),
+    })
+}
+
+fn run_job(inv: &FioInvocation) -> Result<TestResult> {
+    let mut said_layout = false;
+    let mut progress = |p: &engine::runner::Progress<'_>| {
+        if let engine::runner::Progress::Layout { total_bytes, .. } = p
+            && !said_layout
+        {
+            said_layout = true;
+            eprintln!(
+                "{}: laying out {} of test data (unmeasured)...",
+                inv.job.name,
+                size_iec(*total_bytes as f64)
+            );
+        }
+    };
+    engine::runner::run_job(&inv.job, &mut progress)
+}
+
+/// The folder the job's files live in, absolute where it can be resolved (the record's
+/// `storage.path`); "." for a bare relative file name.
+fn job_dir(job: &engine::job::JobSpec) -> std::path::PathBuf {
+    let dir = job.dir();
+    let dir = if dir.as_os_str().is_empty() {
+        std::path::Path::new(".")
+    } else {
+        dir
+    };
+    std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf())
+}
+
+/// fio's default percentile list.
+const PERCENTILES: [f64; 17] = [
+    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95,
+    99.99,
+];
+
+/// The report fio would print for one group-reported job, from the record.
+pub fn render_normal(inv: &FioInvocation, record: &Record) -> String {
+    let mut out = String::new();
+    for t in &record.tests {
+        render_test(&mut out, inv, t);
+    }
+    out
+}
+
+fn render_test(out: &mut String, inv: &FioInvocation, t: &TestResult) {
+    let j = &t.job;
+    let _ = writeln!(
+        out,
+        "{}: (groupid=0, jobs={}): err= 0: rw={}{}, bs={}, ioengine={} (ran: {}), iodepth={}, \
+         direct={}, sync={}",
+        t.id,
+        j.numjobs,
+        j.rw,
+        j.rwmixread
+            .map(|r| format!(" (rwmixread={r})"))
+            .unwrap_or_default(),
+        size_iec(j.bs as f64),
+        inv.ioengine,
+        t.engine.used,
+        j.iodepth,
+        u8::from(t.engine.direct),
+        j.sync,
+    );
+    if let Some(fb) = &t.engine.fallback {
+        let _ = writeln!(out, "  fallback: {fb}");
+    }
+    if j.direct && !t.engine.direct {
+        let _ = writeln!(
+            out,
+            "  note: O_DIRECT was refused here; the I/O was buffered"
+        );
+    }
+    let run_ms = t.elapsed_s * 1000.0;
+    for (label, d) in [("read", &t.read), ("write", &t.write)] {
+        if let Some(d) = d {
+            render_direction(out, label, d, run_ms);
+        }
+    }
+    let total_cpu_pct = |s: f64| {
+        if t.elapsed_s > 0.0 {
+            s / t.elapsed_s * 100.0
+        } else {
+            0.0
+        }
+    };
+    let ios: u64 = [&t.read, &t.write]
+        .iter()
+        .filter_map(|d| d.as_ref().map(|d| d.ios))
+        .sum();
+    let cpu_us_per_io = if ios > 0 {
+        (t.cpu.user_s + t.cpu.sys_s) * 1e6 / ios as f64
+    } else {
+        0.0
+    };
+    let _ = writeln!(
+        out,
+        "  cpu          : usr={:.2}%, sys={:.2}% ({:.3} s + {:.3} s, {:.2} us CPU per I/O)",
+        total_cpu_pct(t.cpu.user_s),
+        total_cpu_pct(t.cpu.sys_s),
+        t.cpu.user_s,
+        t.cpu.sys_s,
+        cpu_us_per_io
+    );
+    for note in &t.notes {
+        let _ = writeln!(out, "  note: {note}");
+    }
+    let _ = writeln!(out, "\nRun status group 0 (all jobs):");
+    for (label, d) in [("READ", &t.read), ("WRITE", &t.write)] {
+        if let Some(d) = d {
+            let bytes_s = d.mib_s * 1_048_576.0;
+            let _ = writeln!(
+                out,
+                "{label:>7}: bw={} ({}), io={} ({}), run={:.0}-{:.0}msec",
+                rate_iec(bytes_s),
+                rate_si(bytes_s),
+                size_iec(d.bytes as f64),
+                size_si(d.bytes as f64),
+                run_ms,
+                run_ms
+            );
+        }
+    }
+}
+
+fn render_direction(out: &mut String, label: &str, d: &DirectionStats, run_ms: f64) {
+    let bytes_s = d.mib_s * 1_048_576.0;
+    let _ = writeln!(
+        out,
+        "  {label}: IOPS={}, BW={} ({})({}/{:.0}msec)",
+        count_si(d.iops),
+        rate_iec(bytes_s),
+        rate_si(bytes_s),
+        size_iec(d.bytes as f64),
+        run_ms
+    );
+    // Ours is issue to completion, fio's `lat` (not `clat`, which leaves out submission).
+    if let Some(l) = &d.lat_ns {
+        let unit = LatUnit::for_ns(l.p50.or(l.mean).unwrap_or(0));
+        let _ = writeln!(
+            out,
+            "    lat ({}): min={}, max={}, avg={}",
+            unit.name(),
+            opt_lat(l.min, unit),
+            opt_lat(l.max, unit),
+            l.mean
+                .map(|m| format!("{:.2}", unit.scale(m)))
+                .unwrap_or_else(|| "-".into())
+        );
+    }
+    let values = d
+        .hist
+        .as_deref()
+        .and_then(|h| engine::fio::percentiles_from_hist(h, &PERCENTILES).ok());
+    match values {
+        Some(values) => {
+            let unit = LatUnit::for_ns(values[6]);
+            let _ = writeln!(out, "    lat percentiles ({}):", unit.name());
+            let width = values
+                .iter()
+                .map(|v| format!("{:.0}", unit.scale(*v)).len())
+                .max()
+                .unwrap_or(1)
+                .max(5);
+            for (row, chunk) in PERCENTILES
+                .iter()
+                .zip(&values)
+                .collect::<Vec<_>>()
+                .chunks(4)
+                .enumerate()
+            {
+                let cells: Vec<String> = chunk
+                    .iter()
+                    .map(|(q, v)| format!("{q:>5.2}th=[{:>width$.0}]", unit.scale(**v)))
+                    .collect();
+                let last = (row + 1) * 4 >= PERCENTILES.len();
+                let _ = writeln!(
+                    out,
+                    "     | {}{}",
+                    cells.join(", "),
+                    if last { "" } else { "," }
+                );
+            }
+        }
+        None => {
+            if let Some(l) = &d.lat_ns {
+                let unit = LatUnit::for_ns(l.p50.unwrap_or(0));
+                let _ = writeln!(
+                    out,
+                    "    lat percentiles ({}): 50.00th=[{}], 90.00th=[{}], 99.00th=[{}], 99.90th=[{}]",
+                    unit.name(),
+                    opt_lat(l.p50, unit),
+                    opt_lat(l.p90, unit),
+                    opt_lat(l.p99, unit),
+                    opt_lat(l.p99_9, unit)
+                );
+            }
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+enum LatUnit {
+    Nsec,
+    Usec,
+    Msec,
+}
+
+impl LatUnit {
+    /// fio's choice: the unit that keeps the typical value readable.
+    fn for_ns(typical_ns: u64) -> LatUnit {
+        if typical_ns < 10_000 {
+            LatUnit::Nsec
+        } else if typical_ns < 10_000_000 {
+            LatUnit::Usec
+        } else {
+            LatUnit::Msec
+        }
+    }
+    fn name(self) -> &'static str {
+        match self {
+            LatUnit::Nsec => "nsec",
+            LatUnit::Usec => "usec",
+            LatUnit::Msec => "msec",
+        }
+    }
+    fn scale(self, ns: u64) -> f64 {
+        match self {
+            LatUnit::Nsec => ns as f64,
+            LatUnit::Usec => ns as f64 / 1e3,
+            LatUnit::Msec => ns as f64 / 1e6,
+        }
+    }
+}
+
+fn opt_lat(v: Option<u64>, unit: LatUnit) -> String {
+    v.map(|v| format!("{:.0}", unit.scale(v)))
+        .unwrap_or_else(|| "-".into())
+}
+
+/// `2345`, `23.4k`, `234k`, `1.23M`: fio's IOPS style.
+fn count_si(n: f64) -> String {
+    if n < 10_000.0 {
+        format!("{n:.0}")
+    } else if n < 100_000.0 {
+        format!("{:.1}k", n / 1e3)
+    } else if n < 10_000_000.0 {
+        format!("{:.0}k", n / 1e3)
+    } else {
+        format!("{:.2}M", n / 1e6)
+    }
+}
+
+fn scaled(v: f64, base: f64, units: &[&str]) -> String {
+    let mut v = v;
+    let mut i = 0;
+    while v >= base * 10.0 && i + 1 < units.len() {
+        v /= base;
+        i += 1;
+    }
+    if v >= 100.0 || v.fract() == 0.0 {
+        format!("{v:.0}{}", units[i])
+    } else {
+        format!("{v:.1}{}", units[i])
+    }
+}
+
+fn size_iec(bytes: f64) -> String {
+    scaled(bytes, 1024.0, &["B", "KiB", "MiB", "GiB", "TiB"])
+}
+
+fn size_si(bytes: f64) -> String {
+    scaled(bytes, 1000.0, &["B", "kB", "MB", "GB", "TB"])
+}
+
+fn rate_iec(bytes_s: f64) -> String {
+    format!("{}/s", size_iec(bytes_s))
+}
+
+fn rate_si(bytes_s: f64) -> String {
+    format!("{}/s", size_si(bytes_s))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn figures_are_scaled_like_fio() {
+        assert_eq!(count_si(2345.4), "2345");
+        assert_eq!(count_si(23_456.0), "23.5k");
+        assert_eq!(count_si(234_567.0), "235k");
+        assert_eq!(size_iec(4096.0), "4096B");
+        assert_eq!(size_iec(16384.0), "16KiB");
+        assert_eq!(size_iec(1_073_741_824.0), "1024MiB");
+        assert_eq!(rate_iec(19.3 * 1_048_576.0), "19.3MiB/s");
+        assert_eq!(size_si(1_073_741_824.0), "1074MB");
+    }
 }

@@ -6,3 +6,6 @@ mod github;
 mod machine;
 mod site;
 mod steps;
+
+// fio-syntax jobs (`cargo diskbench fio`).
+mod fio;

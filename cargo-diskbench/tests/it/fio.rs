@@ -1,0 +1,299 @@
+//! Integration tests: `cargo diskbench fio`, the fio command lines from the issue run end to
+//! end at small sizes (files moved into a temp dir), the record it prints, and refusals.
+
+use std::path::Path;
+use std::process::Output;
+
+use engine::record::Record;
+
+use crate::common;
+
+/// A fresh folder on the work disk (not /tmp, which may be tmpfs and refuse O_DIRECT).
+fn work_dir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("fio-it-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap()
+}
+
+fn run_in(dir: &Path, args: &[&str]) -> Output {
+    common::bin()
+        .current_dir(dir)
+        .arg("fio")
+        .args(args)
+        .output()
+        .expect("cannot start cargo-diskbench")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Run with `--output-format=json` and return the record it printed.
+fn run_json(dir: &Path, args: &[&str]) -> Record {
+    let mut all: Vec<&str> = args.to_vec();
+    all.push("--output-format=json");
+    let o = run_in(dir, &all);
+    assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+    let record: Record = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{args:?}: stdout is not a record: {e}\n{}", stdout(&o)));
+    assert_eq!(record.source, "measured");
+    assert_eq!(record.settings.suite, "fio");
+    let expected: Vec<String> = all.iter().map(|s| s.to_string()).collect();
+    assert_eq!(record.settings.command_line.as_ref(), Some(&expected));
+    assert_eq!(record.tests.len(), 1);
+    record
+}
+
+fn files_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn issue_line_1_random_rw_psync_osync_runs() {
+    let dir = work_dir();
+    let file = dir.path().join("test_random");
+    let filename = format!("--filename={}", file.display());
+    let record = run_json(
+        dir.path(),
+        &[
+            "--name=random-rw",
+            "--direct=1",
+            "--sync=1",
+            "--bs=16k",
+            "--size=16M",
+            "--numjobs=2",
+            "--rw=randrw",
+            "--rwmixread=50",
+            "--rwmixwrite=50",
+            "--group_reporting",
+            &filename,
+            "--ioengine=psync",
+            "--iodepth=1",
+            "--runtime=1",
+        ],
+    );
+    let t = &record.tests[0];
+    assert_eq!(t.id, "random-rw");
+    assert_eq!(t.job.rw, "randrw");
+    assert_eq!(t.job.bs, 16384);
+    assert_eq!(t.job.numjobs, 2);
+    assert_eq!(t.job.sync, "o_sync");
+    assert_eq!(t.job.rwmixread, Some(50));
+    assert_eq!(t.engine.used, "psync");
+    let (r, w) = (t.read.as_ref().unwrap(), t.write.as_ref().unwrap());
+    assert!(r.ios > 0 && w.ios > 0, "both directions ran: {r:?} {w:?}");
+    assert_eq!(r.bytes, r.ios * 16384);
+    assert!(r.iops > 0.0 && w.iops > 0.0);
+    assert!(t.elapsed_s > 0.0 && t.elapsed_s < 5.0, "{}", t.elapsed_s);
+    let lat = r.lat_ns.as_ref().unwrap();
+    assert!(lat.min <= lat.p50 && lat.p50 <= lat.p99 && lat.p99 <= lat.max);
+}
+
+#[test]
+fn issue_line_2_sequential_rw_libaio_runs() {
+    let dir = work_dir();
+    let filename = format!(
+        "--filename={}",
+        dir.path().join("test_sequential").display()
+    );
+    let record = run_json(
+        dir.path(),
+        &[
+            "--name=sequential-rw",
+            "--direct=1",
+            "--sync=1",
+            "--bs=1m",
+            "--size=16M",
+            "--numjobs=2",
+            "--rw=rw",
+            "--rwmixread=50",
+            "--group_reporting",
+            &filename,
+            "--ioengine=libaio",
+            "--iodepth=8",
+            "--runtime=1",
+        ],
+    );
+    let t = &record.tests[0];
+    assert_eq!(t.job.rw, "rw");
+    assert_eq!(t.job.iodepth, 8);
+    assert_eq!(t.job.bs, 1 << 20);
+    assert!(t.read.as_ref().unwrap().ios > 0);
+    assert!(t.write.as_ref().unwrap().ios > 0);
+    assert!(t.read.as_ref().unwrap().mib_s > 0.0);
+}
+
+#[test]
+fn issue_line_3_size_based_moves_size_once() {
+    // fio without --time_based: the job moves --size bytes once.
+    let dir = work_dir();
+    let record = run_json(
+        dir.path(),
+        &[
+            "--randrepeat=1",
+            "--ioengine=libaio",
+            "--direct=1",
+            "--gtod_reduce=1",
+            "--name=fiotest",
+            "--filename=testfio",
+            "--bs=4k",
+            "--iodepth=64",
+            "--size=16M",
+            "--readwrite=randrw",
+            "--rwmixread=75",
+        ],
+    );
+    let t = &record.tests[0];
+    let ios = t.read.as_ref().map_or(0, |d| d.ios) + t.write.as_ref().map_or(0, |d| d.ios);
+    assert_eq!(
+        ios,
+        (16 << 20) / 4096,
+        "size-based: 16 MiB in 4 KiB blocks, once"
+    );
+    let reads = t.read.as_ref().unwrap().ios as f64 / ios as f64;
+    assert!((0.6..0.9).contains(&reads), "rwmixread=75 gave {reads}");
+    assert_eq!(
+        record.settings.seed,
+        Some(engine::fio::FIO_DEFAULT_RANDSEED)
+    );
+    assert!(record.notes.iter().any(|n| n.contains("gtod_reduce")));
+    // The relative --filename resolved against the current directory, and the file stays
+    // there after the run, as fio's does.
+    assert_eq!(files_in(dir.path()), ["testfio"]);
+    assert_eq!(
+        std::fs::metadata(dir.path().join("testfio")).unwrap().len(),
+        16 << 20
+    );
+}
+
+#[test]
+fn issue_line_4_time_based_directory_runs_and_reports_like_fio() {
+    let dir = work_dir();
+    let sub = dir.path().join("x");
+    std::fs::create_dir(&sub).unwrap();
+    let directory = format!("--directory={}", sub.display());
+    let args = [
+        "--name=rand_rw",
+        &directory,
+        "--rw=randrw",
+        "--bs=4k",
+        "--size=16M",
+        "--numjobs=4",
+        "--time_based",
+        "--runtime=1",
+        "--iodepth=32",
+        "--ioengine=libaio",
+        "--direct=1",
+        "--group_reporting",
+    ];
+    let o = run_in(dir.path(), &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    for needle in [
+        "rand_rw: (groupid=0, jobs=4)",
+        "  read: IOPS=",
+        "  write: IOPS=",
+        "lat percentiles",
+        "99.00th=[",
+        "cpu          : usr=",
+        "Run status group 0 (all jobs):",
+        "   READ: bw=",
+        "  WRITE: bw=",
+    ] {
+        assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
+    }
+    // No record file appears anywhere without --results.
+    assert!(
+        files_in(dir.path()).iter().all(|n| n == "x"),
+        "{:?}",
+        files_in(dir.path())
+    );
+}
+
+#[test]
+fn results_and_output_options() {
+    let dir = work_dir();
+    let results = dir.path().join("results");
+    let report = dir.path().join("report.txt");
+    let results_arg = format!("--results={}", results.display());
+    let output_arg = format!("--output={}", report.display());
+    let o = run_in(
+        dir.path(),
+        &[
+            "--name=qd1",
+            "--rw=randread",
+            "--size=4m",
+            "--time_based",
+            "--runtime=500ms",
+            &results_arg,
+            &output_arg,
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        o.stdout.is_empty(),
+        "the report went to --output, not stdout"
+    );
+    let text = std::fs::read_to_string(&report).unwrap();
+    assert!(text.contains("qd1: (groupid=0, jobs=1)"), "{text}");
+    let written = files_in(&results);
+    assert_eq!(written.len(), 1, "{written:?}");
+    let record: Record =
+        serde_json::from_slice(&std::fs::read(results.join(&written[0])).unwrap()).unwrap();
+    assert_eq!(record.tests[0].id, "qd1");
+    assert!(record.tests[0].read.as_ref().unwrap().ios > 0);
+    assert!(record.tests[0].write.is_none());
+}
+
+#[test]
+fn unknown_options_are_refused_by_name_and_nothing_is_created() {
+    let dir = work_dir();
+    for (args, needle) in [
+        (
+            vec!["--name=a", "--size=1m", "--norandommap"],
+            "fio option --norandommap is not supported by cargo diskbench fio; supported:",
+        ),
+        (
+            vec!["--name=a", "--size=1m", "--filename=f", "--verify=md5"],
+            "fio option --verify is not supported",
+        ),
+        (vec!["--name=a", "--size=1m", "--bs=abc"], "--bs=abc"),
+        (
+            vec!["--name=a", "--size=1m", "--rw=randrw", "--rwmixread=150"],
+            "--rwmixread=150",
+        ),
+        (
+            vec!["--name=a", "--size=1m", "--ioengine=libaio", "--iodepth=0"],
+            "--iodepth=0",
+        ),
+        (vec!["--name=a", "--size=1m", "job.fio"], "job files"),
+    ] {
+        let o = run_in(dir.path(), &args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "one-line error: {err}");
+        assert!(files_in(dir.path()).is_empty(), "{args:?} created files");
+    }
+}
+
+#[test]
+fn help_lists_the_supported_options() {
+    let o = common::run(&["fio", "--help"]);
+    assert!(o.status.success());
+    let text = stdout(&o);
+    assert!(
+        text.contains("--rwmixread") && text.contains("--time_based"),
+        "{text}"
+    );
+}
