@@ -22,3 +22,21 @@ pub fn run(args: &[&str]) -> Output {
 pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
 }
+
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+/// Pressure stall figures are machine-wide, so a test that judges what a build step waited on
+/// must not run while another test of this binary loads the disk: it would count that test's
+/// I/O as its own stall. Tests that judge take the write side; tests that load the disk take
+/// the read side and still run alongside each other.
+static DISK_QUIET: RwLock<()> = RwLock::new(());
+
+/// For a test that judges a step's waits: no disk-loading test runs meanwhile.
+pub fn disk_quiet() -> RwLockWriteGuard<'static, ()> {
+    DISK_QUIET.write().unwrap_or_else(|e| e.into_inner())
+}
+
+/// For a test that loads the disk: waits while a judging test runs.
+pub fn disk_load() -> RwLockReadGuard<'static, ()> {
+    DISK_QUIET.read().unwrap_or_else(|e| e.into_inner())
+}

@@ -43,6 +43,7 @@ fn run_cmd(dir: &Path, extra: &[&str]) -> Command {
 }
 
 fn output(mut cmd: Command) -> Output {
+    let _load = common::disk_load();
     cmd.output().expect("cannot start cargo-diskbench")
 }
 
@@ -380,6 +381,7 @@ fn disk_full_before_and_during_the_run_is_a_clear_error_and_leaves_nothing() {
 
 #[test]
 fn ctrl_c_stops_quickly_removes_files_and_writes_no_record() {
+    let _load = common::disk_load();
     let dir = workdir();
     let mut cmd = run_cmd(
         dir.path(),

@@ -17,6 +17,7 @@ fn work_dir() -> tempfile::TempDir {
 }
 
 fn run_in(dir: &Path, args: &[&str]) -> Output {
+    let _load = common::disk_load();
     common::bin()
         .current_dir(dir)
         .arg("fio")

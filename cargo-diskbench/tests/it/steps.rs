@@ -58,6 +58,7 @@ fn assert_empty(dir: &Path) {
 
 #[test]
 fn sqlite_step_is_latency_bound() {
+    let _quiet = common::disk_quiet();
     let project = tempfile::tempdir().unwrap();
     let dir = work_disk_dir();
     let (out, rec) = run_json(&mut steps_cmd(
@@ -88,6 +89,7 @@ fn sqlite_step_is_latency_bound() {
 
 #[test]
 fn generated_cargo_build_is_cpu_bound() {
+    let _quiet = common::disk_quiet();
     let project = tempfile::tempdir().unwrap();
     let dir = work_disk_dir();
     let (out, rec) = run_json(&mut steps_cmd(
@@ -112,6 +114,7 @@ fn generated_cargo_build_is_cpu_bound() {
 /// not with the figures.
 #[test]
 fn large_file_step_is_bandwidth_bound_or_says_why() {
+    let _quiet = common::disk_quiet();
     let project = tempfile::tempdir().unwrap();
     std::fs::write(
         project.path().join("diskbench.toml"),
@@ -146,6 +149,7 @@ fn large_file_step_is_bandwidth_bound_or_says_why() {
 
 #[test]
 fn built_in_docker_build_is_timed_and_its_image_removed() {
+    let _load = common::disk_load();
     let project = tempfile::tempdir().unwrap();
     let dir = work_disk_dir();
     let (out, rec) = run_json(&mut steps_cmd(

@@ -12,6 +12,9 @@
 //! 3. Stalled on I/O for at least [`STALL_HIGH`] of the time (PSI: of the whole wall time,
 //!    it is machine-wide), having moved at least
 //!    [`MIN_STORAGE_BYTES`] to or from storage: the disk mattered.
+//!    A step that kept a core busy for at least [`CPU_SATURATED`] of the time and whose own
+//!    traffic would take under [`BANDWIDTH_LOW`] of it at disk speed skips this rule: the
+//!    stall was another process's (PSI is machine-wide).
 //!    - If the CPU was also busy for at least [`CPU_HIGH`] of it: `mixed`.
 //!    - Else by how much of the time the bytes would take at this disk's sequential
 //!      speed (the "bandwidth share"): at least [`BANDWIDTH_HIGH`] is `bandwidth`, under
@@ -34,6 +37,9 @@ pub const MIN_WALL_S: f64 = 0.2;
 pub const STALL_HIGH: f64 = 0.30;
 /// Share of wall time with a core busy from which the step is said to be CPU-bound.
 pub const CPU_HIGH: f64 = 0.60;
+/// Share of wall time with a core busy from which a machine-wide stall is not the step's own
+/// (unless its own traffic would take at least [`BANDWIDTH_LOW`] of the time at disk speed).
+pub const CPU_SATURATED: f64 = 0.90;
 /// Bandwidth share (bytes at this disk's sequential speed / wall) from which it is bandwidth.
 pub const BANDWIDTH_HIGH: f64 = 0.50;
 /// Bandwidth share under which a stalled step is said to wait on per-operation latency.
@@ -286,7 +292,11 @@ pub fn judge(s: &StepSignals, disk: &DiskFigures) -> Verdict {
     let touched_storage =
         s.io.as_ref()
             .is_none_or(|io| io.read_bytes + io.write_bytes >= MIN_STORAGE_BYTES);
-    let (bound, why) = if stall >= STALL_HIGH && touched_storage {
+    // PSI counts every process: a step that had a core busy nearly all the time and moved
+    // little was not the one stalled.
+    let own_stall_possible = f.cpu_share < CPU_SATURATED
+        || f.bandwidth_share.is_some_and(|b| b >= BANDWIDTH_LOW);
+    let (bound, why) = if stall >= STALL_HIGH && touched_storage && own_stall_possible {
         if f.cpu_share >= CPU_HIGH {
             (
                 Bound::Mixed,
@@ -553,6 +563,28 @@ mod tests {
             ..s
         };
         assert_eq!(judge(&s, &disk()).bound, Bound::Mixed);
+    }
+
+    /// Regression: a generated cargo build judged "mixed" because another process loaded the
+    /// disk during it (PSI 39%) while the build kept a core busy all the time.
+    #[test]
+    fn machine_wide_stall_is_not_blamed_on_a_step_that_kept_a_core_busy() {
+        let s = StepSignals {
+            wall_s: 4.5,
+            cpu_s: 5.3,
+            vcpus: 2,
+            io_pressure_s: Some(1.75),
+            io: io(0, 48 << 20, 2_000),
+            ..Default::default()
+        };
+        assert_eq!(judge(&s, &disk()).bound, Bound::Cpu);
+        assert_eq!(judge(&s, &DiskFigures::default()).bound, Bound::Cpu);
+        // The same stall with a step that was mostly idle: the disk mattered.
+        let idle = StepSignals {
+            cpu_s: 1.0,
+            ..s.clone()
+        };
+        assert_ne!(judge(&idle, &disk()).bound, Bound::Cpu);
     }
 
     #[test]
