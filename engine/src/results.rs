@@ -52,42 +52,50 @@ pub fn file_name(record: &Record) -> String {
     format!("{date}-{}-{short}.json", slug(&record.runner.label))
 }
 
-/// Write `record` into `dir` atomically (temporary file, fsync, rename, fsync of the folder).
-/// Refuses to replace an existing file; returns the path written.
+/// Write `record` into `dir` atomically under its contract file name; never replaces a file.
+/// Returns the path written.
 pub fn write_record(dir: &Path, record: &Record) -> Result<PathBuf> {
     fs::create_dir_all(dir)
         .with_context(|| format!("cannot create the results folder {}", dir.display()))?;
+    let mut json = serde_json::to_vec_pretty(record).context("cannot serialise the record")?;
+    json.push(b'\n');
     let path = dir.join(file_name(record));
-    if path.exists() {
-        anyhow::bail!(
-            "{} already exists; records are never overwritten (is this record already there?)",
-            path.display()
-        );
-    }
-    let json = serde_json::to_vec_pretty(record).context("cannot serialise the record")?;
-    let tmp = dir.join(format!(".{}.tmp", file_name(record)));
+    write_new_file(dir, &path, &json)?;
+    Ok(path)
+}
+
+/// Write `bytes` to `target` (in `dir`) atomically without ever replacing a file: a temporary
+/// file is written and synced, then hard-linked to the target name (a link fails if the name
+/// exists, where a rename would silently overwrite), then the folder is synced so the new
+/// name is durable. The temporary file is removed whatever happens.
+pub fn write_new_file(dir: &Path, target: &Path, bytes: &[u8]) -> Result<()> {
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     let result = (|| -> Result<()> {
         let mut f = OpenOptions::new()
             .write(true)
             .create_new(true)
             .open(&tmp)
             .with_context(|| format!("cannot create {}", tmp.display()))?;
-        f.write_all(&json)
-            .and_then(|_| f.write_all(b"\n"))
+        f.write_all(bytes)
             .and_then(|_| f.sync_all())
             .with_context(|| format!("cannot write {}", tmp.display()))?;
-        fs::rename(&tmp, &path)
-            .with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))?;
-        // The rename is durable only once the folder is synced.
+        fs::hard_link(&tmp, target).with_context(|| {
+            format!(
+                "cannot add {} (records are never overwritten; is this record already there?)",
+                target.display()
+            )
+        })?;
         if let Ok(d) = File::open(dir) {
             let _ = d.sync_all();
         }
         Ok(())
     })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result.map(|_| path)
+    let _ = fs::remove_file(&tmp);
+    result
 }
 
 #[cfg(test)]

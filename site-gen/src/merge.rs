@@ -6,8 +6,7 @@
 //! Everything is checked before anything is written: a conflict leaves the folder untouched.
 
 use std::collections::BTreeMap;
-use std::fs::{self, File, OpenOptions};
-use std::io::Write;
+use std::fs;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -173,7 +172,7 @@ pub fn merge(opts: &MergeOptions) -> Result<MergeReport> {
             .with_context(|| format!("cannot create the results folder {}", opts.into.display()))?;
     }
     for (candidate, target) in to_write {
-        write_new_file(&opts.into, &target, &candidate.bytes)?;
+        engine::results::write_new_file(&opts.into, &target, &candidate.bytes)?;
         report.added.push((candidate.path, target));
     }
 
@@ -239,39 +238,6 @@ fn read_record(path: &Path) -> std::result::Result<(Vec<u8>, serde_json::Value, 
     Ok((bytes, value, record))
 }
 
-/// Write `bytes` to `target` atomically without ever replacing a file: a temporary file is
-/// written and synced, then hard-linked to the target name (link fails if the name exists,
-/// where a rename would overwrite), then the folder is synced.
-fn write_new_file(dir: &Path, target: &Path, bytes: &[u8]) -> Result<()> {
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let result = (|| -> Result<()> {
-        let mut f = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)
-            .with_context(|| format!("cannot create {}", tmp.display()))?;
-        f.write_all(bytes)
-            .and_then(|_| f.sync_all())
-            .with_context(|| format!("cannot write {}", tmp.display()))?;
-        fs::hard_link(&tmp, target).with_context(|| {
-            format!(
-                "cannot add {} (records are never overwritten)",
-                target.display()
-            )
-        })?;
-        if let Ok(d) = File::open(dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
-    })();
-    let _ = fs::remove_file(&tmp);
-    result
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -280,8 +246,8 @@ mod tests {
     fn a_file_is_never_replaced() {
         let dir = tempfile::tempdir().unwrap();
         let target = dir.path().join("a.json");
-        write_new_file(dir.path(), &target, b"first").unwrap();
-        assert!(write_new_file(dir.path(), &target, b"second").is_err());
+        engine::results::write_new_file(dir.path(), &target, b"first").unwrap();
+        assert!(engine::results::write_new_file(dir.path(), &target, b"second").is_err());
         assert_eq!(fs::read(&target).unwrap(), b"first");
         // No temporary file is left behind either way.
         let names: Vec<_> = fs::read_dir(dir.path())

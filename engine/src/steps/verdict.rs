@@ -294,8 +294,8 @@ pub fn judge(s: &StepSignals, disk: &DiskFigures) -> Verdict {
             .is_none_or(|io| io.read_bytes + io.write_bytes >= MIN_STORAGE_BYTES);
     // PSI counts every process: a step that had a core busy nearly all the time and moved
     // little was not the one stalled.
-    let own_stall_possible = f.cpu_share < CPU_SATURATED
-        || f.bandwidth_share.is_some_and(|b| b >= BANDWIDTH_LOW);
+    let own_stall_possible =
+        f.cpu_share < CPU_SATURATED || f.bandwidth_share.is_some_and(|b| b >= BANDWIDTH_LOW);
     let (bound, why) = if stall >= STALL_HIGH && touched_storage && own_stall_possible {
         if f.cpu_share >= CPU_HIGH {
             (
