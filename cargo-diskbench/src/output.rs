@@ -169,16 +169,7 @@ pub fn headline(r: &TestResult) -> String {
 
 /// Nanoseconds for people: "850 ns", "12.3 µs", "2.31 ms", "1.20 s".
 pub fn latency(ns: u64) -> String {
-    let v = ns as f64;
-    if ns < 1_000 {
-        format!("{ns} ns")
-    } else if ns < 1_000_000 {
-        format!("{:.1} µs", v / 1e3)
-    } else if ns < 1_000_000_000 {
-        format!("{:.2} ms", v / 1e6)
-    } else {
-        format!("{:.2} s", v / 1e9)
-    }
+    engine::units::format_ns(ns)
 }
 
 /// The end-of-run table: one row per column, then the fallbacks and notes.
@@ -263,6 +254,7 @@ mod tests {
         assert_eq!(latency(850), "850 ns");
         assert_eq!(latency(12_340), "12.3 µs");
         assert_eq!(latency(2_310_000), "2.31 ms");
+        assert_eq!(latency(83_620_000), "83.6 ms");
         assert_eq!(latency(1_200_000_000), "1.20 s");
     }
 }

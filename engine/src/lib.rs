@@ -11,6 +11,7 @@ pub mod record;
 pub mod results;
 pub mod steps;
 pub mod time;
+pub mod units;
 // ENGINE-MODULES (the I/O engine's modules are declared below this line)
 pub mod backend;
 pub mod cpu;

@@ -91,18 +91,10 @@ fn group_thousands(n: i64) -> String {
 
 /// A latency in nanoseconds as people read it: 310 ns, 78.1 µs, 1.84 ms, 2.1 s.
 pub fn fmt_ns(ns: f64) -> String {
-    if !ns.is_finite() {
+    if !ns.is_finite() || ns < 0.0 {
         return "n/a".into();
     }
-    if ns < 1_000.0 {
-        format!("{} ns", fmt_sig(ns))
-    } else if ns < 1_000_000.0 {
-        format!("{} µs", fmt_sig(ns / 1e3))
-    } else if ns < 1e9 {
-        format!("{} ms", fmt_sig(ns / 1e6))
-    } else {
-        format!("{} s", fmt_sig(ns / 1e9))
-    }
+    engine::units::format_ns(ns.round() as u64)
 }
 
 /// A ratio as "7.0 x" (one decimal below 100, none above).

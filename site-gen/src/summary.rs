@@ -360,31 +360,8 @@ fn footer(out: &mut String, record: &Record) {
 }
 
 /// A latency with three significant figures in the unit that suits it.
-pub fn format_ns(ns: u64) -> String {
-    if ns < 1_000 {
-        return format!("{ns} ns");
-    }
-    const UNITS: [(f64, &str); 3] = [(1e3, "µs"), (1e6, "ms"), (1e9, "s")];
-    for (i, (scale, unit)) in UNITS.iter().enumerate() {
-        let value = ns as f64 / scale;
-        // 999_960 ns is "1.00 ms", not "1000 µs".
-        if three_figures(value).parse::<f64>().unwrap_or(0.0) < 1000.0 || i == UNITS.len() - 1 {
-            return format!("{} {unit}", three_figures(value));
-        }
-    }
-    unreachable!("the last unit always returns")
-}
-
-fn three_figures(value: f64) -> String {
-    // Decide the decimals on the rounded value, so 9.996 is "10.0", not "10.00".
-    if format!("{value:.1}").parse::<f64>().unwrap_or(0.0) >= 100.0 {
-        format!("{value:.0}")
-    } else if format!("{value:.2}").parse::<f64>().unwrap_or(0.0) >= 10.0 {
-        format!("{value:.1}")
-    } else {
-        format!("{value:.2}")
-    }
-}
+pub use engine::units::format_ns;
+use engine::units::three_figures;
 
 /// MiB/s: whole numbers with thousands separators from 100 up, else three figures.
 fn format_mib_s(mib_s: f64) -> String {

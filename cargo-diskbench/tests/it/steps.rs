@@ -345,11 +345,14 @@ fn column(id: &str, rw: &str, mib_s: f64) -> Value {
 /// this storage, and says which record it used.
 #[test]
 fn verdicts_use_the_newest_record_for_this_disk() {
+    let _quiet = common::disk_quiet();
     let project = tempfile::tempdir().unwrap();
+    // Long enough for a verdict (at least 0.2 s) even on a disk that writes 2 GiB/s: 256 MiB
+    // took 0.18 s here once.
     std::fs::write(
         project.path().join("diskbench.toml"),
         "[[steps]]\nid = \"stream\"\nrun = \"dd if=/dev/zero of=$DISKBENCH_SCRATCH/big bs=1M \
-         count=256 oflag=direct status=none\"\n",
+         count=1024 oflag=direct status=none\"\n",
     )
     .unwrap();
     let dir = work_disk_dir();
