@@ -43,6 +43,9 @@ pub fn exec(args: FioArgs) -> Result<()> {
         return Ok(());
     }
     let inv = engine::fio::parse(&args)?;
+    if let Some(path) = &inv.output {
+        check_output_path(path)?;
+    }
     for note in &inv.notes {
         eprintln!("note: {note}");
     }
@@ -69,6 +72,28 @@ pub fn exec(args: FioArgs) -> Result<()> {
                 .and_then(|_| out.flush())
                 .context("cannot write the report to stdout")?;
         }
+    }
+    Ok(())
+}
+
+/// Refuse an `--output` that cannot be written before the job runs, not after.
+fn check_output_path(path: &std::path::Path) -> Result<()> {
+    if path.is_dir() {
+        return Err(engine::error::usage(format!(
+            "--output {}: is a folder; give a file name",
+            path.display()
+        )));
+    }
+    let parent = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    if !parent.is_dir() {
+        return Err(engine::error::usage(format!(
+            "--output {}: the folder {} does not exist; create it or choose another file",
+            path.display(),
+            parent.display()
+        )));
     }
     Ok(())
 }

@@ -278,6 +278,10 @@ fn unknown_options_are_refused_by_name_and_nothing_is_created() {
             "--iodepth=0",
         ),
         (vec!["--name=a", "--size=1m", "job.fio"], "job files"),
+        (
+            vec!["--name=a", "--size=1m", "--output=no/such/dir/report.txt"],
+            "--output no/such/dir/report.txt",
+        ),
     ] {
         let o = run_in(dir.path(), &args);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
