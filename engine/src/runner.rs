@@ -135,18 +135,40 @@ pub fn lay_out_missing(
 }
 
 /// Decide the backend: psync at depth 1 (one syscall per I/O is the cheapest), io_uring
-/// deeper; psync when io_uring is refused, with the reason.
-fn choose_engine(spec: &JobSpec) -> Result<(bool, Option<String>)> {
+/// deeper; psync on a memory-backed filesystem, and psync when io_uring is refused, with the
+/// reason. Returns (use io_uring, fallback reason, note).
+fn choose_engine(
+    spec: &JobSpec,
+    files: &[OpenedFile],
+) -> Result<(bool, Option<String>, Option<String>)> {
+    // tmpfs and ramfs complete every read and write inside the calling thread: there is no
+    // device queue to keep full, and io_uring only hands each I/O to a kernel worker thread.
+    // Measured here (1 MiB at depth 32, 4 KiB at 4 x 32): psync threads moved 1.3-1.9x the
+    // I/Os at 0.55-0.9x the CPU per I/O.
+    let in_memory = spec.engine == EngineChoice::Auto
+        && spec.iodepth > 1
+        && files.first().is_some_and(|f| is_memory_backed(&f.file));
+    if in_memory {
+        return Ok((
+            false,
+            None,
+            Some(
+                "memory-backed filesystem: every I/O completes in the calling thread, so auto \
+                 used psync (io_uring would hand each I/O to a kernel worker at more CPU per I/O)"
+                    .into(),
+            ),
+        ));
+    }
     let wants_uring = match spec.engine {
         EngineChoice::Psync => false,
         EngineChoice::IoUring => true,
         EngineChoice::Auto => spec.iodepth > 1,
     };
     if !wants_uring {
-        return Ok((false, None));
+        return Ok((false, None, None));
     }
     match uring::probe() {
-        Ok(()) => Ok((true, None)),
+        Ok(()) => Ok((true, None, None)),
         Err(e) => {
             let errno = e.raw_os_error().unwrap_or(0);
             let reason = format!("io_uring_setup: {} ({e}); used psync", errno_name(errno));
@@ -161,9 +183,24 @@ fn choose_engine(spec: &JobSpec) -> Result<(bool, Option<String>)> {
                     errno_name(errno)
                 )));
             }
-            Ok((false, Some(reason)))
+            Ok((false, Some(reason), None))
         }
     }
+}
+
+/// Whether the file lives on tmpfs or ramfs (statfs magic numbers from linux/magic.h).
+fn is_memory_backed(file: &std::fs::File) -> bool {
+    use std::os::fd::AsRawFd;
+    const TMPFS_MAGIC: i64 = 0x0102_1994;
+    const RAMFS_MAGIC: i64 = 0x8584_58f6;
+    // SAFETY: fstatfs writes only into `buf`, which we own; the descriptor is open.
+    let mut buf: libc::statfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstatfs(file.as_raw_fd(), &mut buf) } != 0 {
+        return false;
+    }
+    #[allow(clippy::unnecessary_cast)] // f_type's type differs between targets
+    let magic = buf.f_type as i64;
+    magic == TMPFS_MAGIC || magic == RAMFS_MAGIC
 }
 
 /// Run a validated job on already opened (and, for reads, laid-out) files.
@@ -174,9 +211,10 @@ pub fn execute(
     progress: &mut ProgressFn<'_>,
 ) -> Result<TestResult> {
     testfile::ignore_sigxfsz();
-    let (use_uring, fallback) = choose_engine(spec)?;
+    let (use_uring, fallback, engine_note) = choose_engine(spec, files)?;
     let depth = if use_uring { spec.iodepth } else { 1 };
     let mut notes: Vec<String> = files.iter().filter_map(|f| f.note.clone()).collect();
+    notes.extend(engine_note);
     if !use_uring && spec.iodepth > 1 {
         notes.push(format!(
             "psync keeps one I/O in flight per job: --iodepth {} ran as 1",

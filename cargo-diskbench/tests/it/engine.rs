@@ -504,3 +504,50 @@ fn explicit_engines_are_honoured() {
         t.notes
     );
 }
+
+/// On tmpfs every I/O completes in the calling thread: auto picks psync there (io_uring only
+/// adds a worker-thread hand-off) and says why; on the work disk, io_uring at depth.
+#[test]
+fn auto_uses_psync_on_memory_and_io_uring_on_a_disk() {
+    if !io_uring_available() {
+        eprintln!("io_uring is refused on this machine: skipped");
+        return;
+    }
+    let shm = Path::new("/dev/shm");
+    if !shm.is_dir() {
+        eprintln!("no /dev/shm: skipped");
+        return;
+    }
+    let mem = tempfile::tempdir_in(shm).unwrap();
+    let results = workdir();
+    let out = output(run_cmd(
+        results.path(),
+        &[
+            "--only",
+            "rand-read",
+            "--dir",
+            mem.path().to_str().unwrap(),
+            "--runtime",
+            "0.5",
+        ],
+    ));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let t = &only_record(results.path()).tests[0];
+    assert_eq!(t.engine.used, "psync");
+    assert!(t.engine.fallback.is_none(), "a choice, not a fallback");
+    assert!(
+        t.notes.iter().any(|n| n.contains("memory-backed")),
+        "{:?}",
+        t.notes
+    );
+
+    let disk = workdir();
+    let out = output(run_cmd(
+        disk.path(),
+        &["--only", "rand-read", "--runtime", "0.5"],
+    ));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let t = &only_record(disk.path()).tests[0];
+    assert_eq!(t.engine.used, "io_uring");
+    assert!(!t.notes.iter().any(|n| n.contains("memory-backed")));
+}
