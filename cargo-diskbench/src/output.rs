@@ -4,7 +4,7 @@
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
-use engine::record::{ColumnId, Headline, TestResult};
+use engine::record::{ColumnId, Headline, StepResult, StepStatus, TestResult};
 use engine::runner::Progress;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -237,6 +237,33 @@ pub fn table(tests: &[TestResult]) -> String {
 }
 
 /// Write `text` to stdout, or to stderr when stdout carries the JSON record.
+/// The build steps after the columns: status, wall time, verdict and why (or the reason a
+/// step failed or was skipped). Empty when no step ran.
+pub fn steps_table(steps: &[StepResult]) -> String {
+    let mut out = String::new();
+    for s in steps {
+        let (state, detail) = match s.status {
+            StepStatus::Ok => (s.bound.as_str().to_string(), s.why.clone()),
+            StepStatus::Failed => (
+                "failed".to_string(),
+                s.reason.clone().unwrap_or_else(|| s.why.clone()),
+            ),
+            StepStatus::Skipped => ("skipped".to_string(), s.reason.clone().unwrap_or_default()),
+        };
+        out.push_str(&format!(
+            "{:<14} {:>8.1} s  {:<9} {}\n",
+            s.id, s.wall_s, state, detail
+        ));
+    }
+    if !out.is_empty() {
+        out.insert_str(
+            0,
+            &format!("{:<14} {:>10}  {:<9} why\n", "step", "wall", "bound"),
+        );
+    }
+    out
+}
+
 pub fn print(text: &str, to_stderr: bool) {
     if to_stderr {
         let _ = std::io::stderr().write_all(text.as_bytes());
@@ -256,5 +283,38 @@ mod tests {
         assert_eq!(latency(2_310_000), "2.31 ms");
         assert_eq!(latency(83_620_000), "83.6 ms");
         assert_eq!(latency(1_200_000_000), "1.20 s");
+    }
+}
+
+#[cfg(test)]
+mod steps_table_tests {
+    use super::*;
+    use engine::record::Bound;
+
+    #[test]
+    fn steps_show_their_verdict_or_why_they_did_not_run() {
+        let ok = StepResult {
+            id: "sqlite".into(),
+            wall_s: 2.5,
+            bound: Bound::Latency,
+            why: "2000 fdatasync calls".into(),
+            ..Default::default()
+        };
+        let failed = StepResult {
+            id: "cargo-build".into(),
+            status: StepStatus::Failed,
+            reason: Some("exited with code 101".into()),
+            ..Default::default()
+        };
+        let text = steps_table(&[ok, failed]);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3, "{text}");
+        assert!(
+            lines[1].starts_with("sqlite") && lines[1].contains("latency"),
+            "{text}"
+        );
+        assert!(lines[1].contains("2.5 s") && lines[1].ends_with("2000 fdatasync calls"));
+        assert!(lines[2].contains("failed") && lines[2].ends_with("exited with code 101"));
+        assert_eq!(steps_table(&[]), "");
     }
 }

@@ -211,6 +211,7 @@ pub fn exec(args: RunArgs) -> Result<()> {
     };
 
     output::print(&output::table(&record.tests), json_to_stdout);
+    output::print(&output::steps_table(&record.steps), json_to_stdout);
     let path = engine::results::write_record(&results_dir, &record)?;
     output::print(&format!("record: {}\n", path.display()), json_to_stdout);
     if let Some(target) = &args.record.json {

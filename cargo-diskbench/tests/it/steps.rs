@@ -420,3 +420,31 @@ fn verdicts_use_the_newest_record_for_this_disk() {
     // Nothing was added to the results folder without --save.
     assert_eq!(std::fs::read_dir(results.path()).unwrap().count(), 5);
 }
+
+/// Regression: with a relative `--dir` (the default is "."), the steps, which run in the
+/// project folder, were handed paths relative to another folder and failed to find them.
+#[test]
+fn a_relative_dir_is_resolved_before_steps_run_elsewhere() {
+    let dir = work_disk_dir();
+    let mut cmd = common::bin();
+    cmd.current_dir(dir.path()).args([
+        "steps",
+        "--dir",
+        ".",
+        "--only",
+        "sqlite",
+        "--sqlite-transactions",
+        "50",
+        "--json",
+        "-",
+    ]);
+    let (out, rec) = run_json(&mut cmd);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = step(&rec, "sqlite");
+    assert_eq!(s["status"], "ok", "{s:#}");
+    assert_empty(dir.path());
+}

@@ -189,6 +189,10 @@ impl Scratch {
                 dir.display()
             )));
         }
+        // Steps run in the project folder, not here: a relative --dir (the default ".") must
+        // not be resolved against their working directory.
+        let dir = std::path::absolute(dir)
+            .with_context(|| format!("--dir {}: cannot make it absolute", dir.display()))?;
         let path = dir.join(format!(".diskbench-steps-{}", crate::results::new_id()));
         fs::create_dir(&path).with_context(|| format!("cannot create {}", path.display()))?;
         Ok(Scratch { path })
