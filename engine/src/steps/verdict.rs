@@ -21,7 +21,8 @@
 //!      [`BANDWIDTH_LOW`] is `latency`, between is `mixed`. Without the disk's figures, the
 //!      average bytes per read/write call decides: at least [`LARGE_IO_BYTES`] is
 //!      `bandwidth`, else `latency`.
-//! 4. Else CPU busy for at least [`CPU_HIGH`] of the time: `cpu`.
+//! 4. Else CPU busy for at least [`CPU_HIGH`] of the time: `cpu`, unless the step is the
+//!    chain of 5 and under [`CPU_SATURATED`] busy.
 //! 5. Else a chain of blocking waits on storage (PSI can miss them: a task waiting for a
 //!    journal commit is not in iowait): at least [`BLOCKS_PER_S`] voluntary switches a
 //!    second, at most [`CPU_PER_BLOCK_S`] of CPU between two, at least
@@ -296,6 +297,21 @@ pub fn judge(s: &StepSignals, disk: &DiskFigures) -> Verdict {
     // little was not the one stalled.
     let own_stall_possible =
         f.cpu_share < CPU_SATURATED || f.bandwidth_share.is_some_and(|b| b >= BANDWIDTH_LOW);
+    // A chain of short blocking waits on storage: the step computes for under a millisecond
+    // between two blocks. It is judged as such even with a busy core (up to CPU_SATURATED):
+    // a synced write's own kernel work counts as CPU (about 70 us per fdatasync on a virtio
+    // disk here), while a compile computes for many milliseconds between blocks.
+    let chain = match (f.blocks_per_s, f.cpu_per_block_s) {
+        (Some(rate), Some(per_block))
+            if rate >= BLOCKS_PER_S
+                && per_block <= CPU_PER_BLOCK_S
+                && touched_storage
+                && s.io.is_some() =>
+        {
+            Some((rate, per_block))
+        }
+        _ => None,
+    };
     let (bound, why) = if stall >= STALL_HIGH && touched_storage && own_stall_possible {
         if f.cpu_share >= CPU_HIGH {
             (
@@ -322,17 +338,12 @@ pub fn judge(s: &StepSignals, disk: &DiskFigures) -> Verdict {
                 ),
             )
         }
-    } else if f.cpu_share >= CPU_HIGH {
+    } else if f.cpu_share >= CPU_HIGH && !(chain.is_some() && f.cpu_share < CPU_SATURATED) {
         (
             Bound::Cpu,
             format!("{}, {stall_text}, {bytes_text}.", capitalise(&cpu)),
         )
-    } else if let (Some(rate), Some(per_block)) = (f.blocks_per_s, f.cpu_per_block_s)
-        && rate >= BLOCKS_PER_S
-        && per_block <= CPU_PER_BLOCK_S
-        && touched_storage
-        && s.io.is_some()
-    {
+    } else if let Some((rate, per_block)) = chain {
         let kind = disk_kind(&f);
         let tail = match kind {
             Bound::Latency => "each small operation's round trip (a sync, a read) sets the pace",
@@ -563,6 +574,31 @@ mod tests {
             ..s
         };
         assert_eq!(judge(&s, &disk()).bound, Bound::Mixed);
+    }
+
+    /// Regression: the sqlite step on a virtio disk, where each fdatasync costs ~70 us of
+    /// kernel CPU, read 61% CPU and was judged cpu although it blocked 4000 times a second.
+    #[test]
+    fn a_dense_chain_of_syncs_is_latency_even_with_a_busy_core() {
+        let s = StepSignals {
+            wall_s: 0.9,
+            cpu_s: 0.56,
+            vcpus: 2,
+            io: io(0, 16 << 20, 20_000),
+            io_pressure_s: Some(0.2),
+            switches: Some((4_200, 40)),
+            ..Default::default()
+        };
+        assert_eq!(judge(&s, &disk()).bound, Bound::Latency);
+        // A compile at the same CPU share blocks rarely, for milliseconds of work each time.
+        let compile = StepSignals {
+            switches: Some((300, 40)),
+            ..s.clone()
+        };
+        assert_eq!(judge(&compile, &disk()).bound, Bound::Cpu);
+        // Near saturation the chain does not override: the CPU is the limit.
+        let busy = StepSignals { cpu_s: 0.85, ..s };
+        assert_eq!(judge(&busy, &disk()).bound, Bound::Cpu);
     }
 
     /// Regression: a generated cargo build judged "mixed" because another process loaded the
