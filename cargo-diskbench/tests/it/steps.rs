@@ -38,6 +38,19 @@ fn run_json(cmd: &mut Command) -> (Output, Value) {
     (out, json)
 }
 
+/// Run `cmd`, require exit 0 and the step `id` to have passed; the record and that step.
+fn passed_step(cmd: &mut Command, id: &str) -> (Value, Value) {
+    let (out, rec) = run_json(cmd);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = step(&rec, id).clone();
+    assert_eq!(s["status"], "ok", "{s:#}");
+    (rec, s)
+}
+
 fn step<'a>(record: &'a Value, id: &str) -> &'a Value {
     record["steps"]
         .as_array()
@@ -61,18 +74,14 @@ fn sqlite_step_is_latency_bound() {
     let _quiet = common::disk_quiet();
     let project = tempfile::tempdir().unwrap();
     let dir = work_disk_dir();
-    let (out, rec) = run_json(&mut steps_cmd(
-        project.path(),
-        dir.path(),
-        &["--only", "sqlite", "--sqlite-transactions", "400"],
-    ));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let (rec, s) = passed_step(
+        &mut steps_cmd(
+            project.path(),
+            dir.path(),
+            &["--only", "sqlite", "--sqlite-transactions", "400"],
+        ),
+        "sqlite",
     );
-    let s = step(&rec, "sqlite");
-    assert_eq!(s["status"], "ok", "{s:#}");
     assert_eq!(s["bound"], "latency", "{s:#}");
     assert!(s["io"]["write_bytes"].as_u64().unwrap() > 0, "{s:#}");
     assert!(s["io_pressure_s"].is_number(), "{s:#}");
@@ -92,18 +101,14 @@ fn generated_cargo_build_is_cpu_bound() {
     let _quiet = common::disk_quiet();
     let project = tempfile::tempdir().unwrap();
     let dir = work_disk_dir();
-    let (out, rec) = run_json(&mut steps_cmd(
-        project.path(),
-        dir.path(),
-        &["--only", "cargo-build", "--crate-modules", "3"],
-    ));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let (_, s) = passed_step(
+        &mut steps_cmd(
+            project.path(),
+            dir.path(),
+            &["--only", "cargo-build", "--crate-modules", "3"],
+        ),
+        "cargo-build",
     );
-    let s = step(&rec, "cargo-build");
-    assert_eq!(s["status"], "ok", "{s:#}");
     assert_eq!(s["bound"], "cpu", "{s:#}");
     assert!(s["user_s"].as_f64().unwrap() > 0.1, "{s:#}");
     assert!(s["notes"].to_string().contains("generated crate"), "{s:#}");
@@ -123,18 +128,10 @@ fn large_file_step_is_bandwidth_bound_or_says_why() {
     )
     .unwrap();
     let dir = work_disk_dir();
-    let (out, rec) = run_json(&mut steps_cmd(
-        project.path(),
-        dir.path(),
-        &["--only", "stream"],
-    ));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let (_, s) = passed_step(
+        &mut steps_cmd(project.path(), dir.path(), &["--only", "stream"]),
+        "stream",
     );
-    let s = step(&rec, "stream");
-    assert_eq!(s["status"], "ok", "{s:#}");
     assert!(
         s["io"]["write_bytes"].as_u64().unwrap() >= 256 << 20,
         "{s:#}"
@@ -152,18 +149,14 @@ fn built_in_docker_build_is_timed_and_its_image_removed() {
     let _load = common::disk_load();
     let project = tempfile::tempdir().unwrap();
     let dir = work_disk_dir();
-    let (out, rec) = run_json(&mut steps_cmd(
-        project.path(),
-        dir.path(),
-        &["--only", "docker-build", "--docker-context-mib", "8"],
-    ));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let (_, s) = passed_step(
+        &mut steps_cmd(
+            project.path(),
+            dir.path(),
+            &["--only", "docker-build", "--docker-context-mib", "8"],
+        ),
+        "docker-build",
     );
-    let s = step(&rec, "docker-build");
-    assert_eq!(s["status"], "ok", "{s:#}");
     assert!(s["wall_s"].as_f64().unwrap() > 0.0);
     assert!(s["io"]["wchar"].as_u64().unwrap() > 8 << 20, "{s:#}");
     assert!(s["notes"].to_string().contains("FROM scratch"), "{s:#}");
@@ -438,13 +431,6 @@ fn a_relative_dir_is_resolved_before_steps_run_elsewhere() {
         "--json",
         "-",
     ]);
-    let (out, rec) = run_json(&mut cmd);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let s = step(&rec, "sqlite");
-    assert_eq!(s["status"], "ok", "{s:#}");
+    passed_step(&mut cmd, "sqlite");
     assert_empty(dir.path());
 }
