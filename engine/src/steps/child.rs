@@ -241,7 +241,8 @@ fn wait_exit(
     result
 }
 
-fn has_exited(pid: libc::pid_t) -> bool {
+/// Whether the child has exited, leaving it unreaped (a zombie whose /proc files still read).
+pub(super) fn has_exited(pid: libc::pid_t) -> bool {
     // SAFETY: waitid writes only into `info`, which we own; WNOWAIT leaves the child unreaped.
     let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
     let rc = unsafe {

@@ -303,17 +303,9 @@ mod tests {
             .spawn()
             .unwrap();
         let pid = child.id() as libc::pid_t;
-        // SAFETY: waitid writes only into `info`, which we own.
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        let rc = unsafe {
-            libc::waitid(
-                libc::P_PID,
-                pid as libc::id_t,
-                &mut info,
-                libc::WEXITED | libc::WNOWAIT,
-            )
-        };
-        assert_eq!(rc, 0);
+        while !crate::steps::child::has_exited(pid) {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
         let io = read_proc_io(&pid.to_string()).unwrap();
         assert!(io.wchar >= 500_000, "{io:?}");
         let mut status = 0;
