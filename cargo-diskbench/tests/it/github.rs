@@ -725,7 +725,11 @@ fn publishing_to_the_data_branch_survives_a_concurrent_push() {
     let first_name = format!("results/{}", file_name(&first));
     assert_eq!(
         on_data_branch(),
-        vec!["README.md".to_string(), first_name.clone()]
+        vec![
+            "README.md".to_string(),
+            "results/.gitkeep".to_string(),
+            first_name.clone()
+        ]
     );
     // The data branch shares no history with the code.
     assert_eq!(
@@ -775,6 +779,7 @@ fn publishing_to_the_data_branch_survives_a_concurrent_push() {
     assert!(text.contains("refused (attempt 1 of 5)"), "{text}");
     let mut expected = vec![
         "README.md".to_string(),
+        "results/.gitkeep".to_string(),
         first_name,
         format!("results/{}", file_name(&theirs)),
         format!("results/{}", file_name(&ours)),
@@ -799,4 +804,203 @@ fn publishing_to_the_data_branch_survives_a_concurrent_push() {
     let text = publish(&tmp.path().join("run2"), "");
     assert!(text.contains("nothing new"), "{text}");
     assert_eq!(git(&origin, &["rev-parse", "refs/heads/data"]), before);
+}
+
+/// A code repository with a bare `origin` and a clone to publish from, as the merge job has.
+struct DataRemote {
+    tmp: tempfile::TempDir,
+    origin: PathBuf,
+    work: PathBuf,
+}
+
+impl DataRemote {
+    fn new() -> Self {
+        let tmp = tempfile::tempdir().unwrap();
+        let origin = tmp.path().join("origin.git");
+        let work = tmp.path().join("work");
+        fs::create_dir_all(&origin).unwrap();
+        git(&origin, &["init", "--quiet", "--bare"]);
+        git(
+            tmp.path(),
+            &["clone", "--quiet", origin.to_str().unwrap(), "work"],
+        );
+        fs::write(work.join("README.md"), "code\n").unwrap();
+        git(&work, &["add", "README.md"]);
+        git(&work, &["commit", "--quiet", "-m", "code"]);
+        git(
+            &work,
+            &["push", "--quiet", "origin", "HEAD:refs/heads/main"],
+        );
+        DataRemote { tmp, origin, work }
+    }
+
+    /// A pre-push hook (in the clone the script pushes from) running `script`.
+    fn pre_push_hook(&self, script: &str) {
+        use std::os::unix::fs::PermissionsExt;
+        let hook = self.work.join(".git/hooks/pre-push");
+        fs::write(&hook, format!("#!/bin/sh\n{script}")).unwrap();
+        fs::set_permissions(&hook, fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    /// Runs publish-records.sh; returns whether it succeeded, its output and what it added to
+    /// the job summary.
+    fn publish(&self, artifacts: &Path, expect: &str) -> (bool, String, String) {
+        let script = common::repo_root().join(".github/scripts/publish-records.sh");
+        let bin_dir = Path::new(env!("CARGO_BIN_EXE_cargo-diskbench"))
+            .parent()
+            .unwrap()
+            .to_path_buf();
+        let path = format!(
+            "{}:{}",
+            bin_dir.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let summary = self.tmp.path().join("step-summary.md");
+        let _ = fs::remove_file(&summary);
+        let out = std::process::Command::new("bash")
+            .arg(&script)
+            .arg(artifacts)
+            .arg(expect)
+            .current_dir(&self.work)
+            .env("PATH", &path)
+            .env("RETRY_DELAY_S", "0")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("MARKER", self.tmp.path().join("hook-ran"))
+            .env("GITHUB_STEP_SUMMARY", &summary)
+            .env_remove("GITHUB_ACTIONS")
+            .env_remove("DATA_PUSH_TOKEN")
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let summary = fs::read_to_string(&summary).unwrap_or_default();
+        (out.status.success(), text, summary)
+    }
+
+    fn data_branch_files(&self) -> Vec<String> {
+        let listing = git(
+            &self.origin,
+            &["ls-tree", "-r", "--name-only", "refs/heads/data"],
+        );
+        listing.lines().map(String::from).collect()
+    }
+
+    fn data_branch_exists(&self) -> bool {
+        !git(&self.origin, &["branch", "--list", "data"])
+            .trim()
+            .is_empty()
+    }
+}
+
+/// The first run measured nothing (every runner failed or never started): the data branch is
+/// still created with `results/`, and the deploy job's render of it succeeds with an empty but
+/// valid site.
+#[test]
+fn an_empty_first_run_publishes_a_branch_the_site_renders() {
+    let remote = DataRemote::new();
+    let artifacts = remote.tmp.path().join("no-artifacts");
+    let (ok, text, summary) = remote.publish(&artifacts, "ubuntu-24.04");
+    assert!(ok, "{text}");
+    assert!(text.contains("missing    ubuntu-24.04"), "{text}");
+    assert_eq!(
+        remote.data_branch_files(),
+        vec!["README.md".to_string(), "results/.gitkeep".to_string()]
+    );
+    assert!(summary.contains("0 added"), "{summary}");
+
+    // What the render job does: check the data branch out, render results/ strictly.
+    let checkout = remote.tmp.path().join("data-branch");
+    git(
+        remote.tmp.path(),
+        &[
+            "clone",
+            "--quiet",
+            "--branch",
+            "data",
+            remote.origin.to_str().unwrap(),
+            "data-branch",
+        ],
+    );
+    let site = remote.tmp.path().join("site");
+    let out = common::run(&[
+        "diskbench",
+        "site",
+        "--strict",
+        "--results",
+        checkout.join("results").to_str().unwrap(),
+        "--out",
+        site.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let index = fs::read_to_string(site.join("index.html")).unwrap();
+    assert!(index.contains("<html"), "{index}");
+    assert!(site.join(".nojekyll").exists());
+
+    // The next run adds its record next to the .gitkeep.
+    let first = normal_record("ubuntu-24.04", "4444444444444444", "2026-11-23T10:00:00Z");
+    write_json(&remote.tmp.path().join("run2/a/record.json"), &first, true);
+    let (ok, text, _) = remote.publish(&remote.tmp.path().join("run2"), "");
+    assert!(ok, "{text}");
+    assert_eq!(
+        remote.data_branch_files(),
+        vec![
+            "README.md".to_string(),
+            "results/.gitkeep".to_string(),
+            format!("results/{}", file_name(&first)),
+        ]
+    );
+}
+
+/// The first publication's push is refused once (the branch does not exist yet): the retry
+/// starts again from the remote and goes through; the summary reports the records once.
+#[test]
+fn a_refused_first_push_is_retried() {
+    let remote = DataRemote::new();
+    remote.pre_push_hook(
+        "if [ ! -e \"$MARKER\" ]; then touch \"$MARKER\"; echo refused by hook >&2; exit 1; fi\n",
+    );
+    let record = normal_record("ubuntu-24.04", "5555555555555555", "2026-11-23T10:00:00Z");
+    write_json(&remote.tmp.path().join("run1/a/record.json"), &record, true);
+    let (ok, text, summary) = remote.publish(&remote.tmp.path().join("run1"), "");
+    assert!(ok, "{text}");
+    assert!(text.contains("refused (attempt 1 of 5)"), "{text}");
+    assert!(text.contains("pushed 1 record(s) to data"), "{text}");
+    assert_eq!(
+        remote.data_branch_files(),
+        vec![
+            "README.md".to_string(),
+            "results/.gitkeep".to_string(),
+            format!("results/{}", file_name(&record)),
+        ]
+    );
+    assert_eq!(summary.matches("1 added").count(), 1, "{summary}");
+    assert!(summary.contains("Pushed to `data`"), "{summary}");
+}
+
+/// Every push refused: five attempts, then our message and exit 1; the summary does not
+/// claim anything was added, and no branch was created.
+#[test]
+fn a_push_refused_every_time_ends_with_our_message() {
+    let remote = DataRemote::new();
+    remote.pre_push_hook("echo refused by hook >&2\nexit 1\n");
+    let record = normal_record("ubuntu-24.04", "6666666666666666", "2026-11-23T10:00:00Z");
+    write_json(&remote.tmp.path().join("run1/a/record.json"), &record, true);
+    let (ok, text, summary) = remote.publish(&remote.tmp.path().join("run1"), "");
+    assert!(!ok, "{text}");
+    assert!(text.contains("refused (attempt 4 of 5)"), "{text}");
+    assert!(
+        text.contains("could not push to data after 5 attempts"),
+        "{text}"
+    );
+    assert!(!text.contains("already exists"), "{text}");
+    assert!(summary.contains("**Not published:**"), "{summary}");
+    assert!(!remote.data_branch_exists());
 }
