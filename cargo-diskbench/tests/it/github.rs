@@ -1004,3 +1004,402 @@ fn a_push_refused_every_time_ends_with_our_message() {
     assert!(summary.contains("**Not published:**"), "{summary}");
     assert!(!remote.data_branch_exists());
 }
+
+// ---------------------------------------------------------------------------------------------
+// The action's run step, outside Actions
+
+/// The `run:` script of the composite step with `id: <id>`, dedented as the runner runs it.
+fn action_step_script(action: &str, id: &str) -> String {
+    let lines: Vec<&str> = action.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.trim() == format!("id: {id}"))
+        .unwrap_or_else(|| panic!("no step with id {id}"));
+    let run = (at..lines.len())
+        .find(|&i| lines[i].trim() == "run: |")
+        .expect("the step has a run: | block");
+    let key_indent = lines[run].len() - lines[run].trim_start().len();
+    let body: Vec<&str> = lines[run + 1..]
+        .iter()
+        .take_while(|l| l.trim().is_empty() || l.len() - l.trim_start().len() > key_indent)
+        .copied()
+        .collect();
+    let indent = body
+        .iter()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.len() - l.trim_start().len())
+        .min()
+        .unwrap();
+    body.iter()
+        .map(|l| l.get(indent..).unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Every file below `dir` (relative path -> bytes).
+fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let rel = path.strip_prefix(dir).unwrap().display().to_string();
+                out.insert(rel, fs::read(&path).unwrap());
+            }
+        }
+    }
+    out
+}
+
+struct ActionRun {
+    ok: bool,
+    text: String,
+    outputs: BTreeMap<String, String>,
+}
+
+/// The action's `run` step as the runner would run it (bash -e, the step's env), in
+/// `workspace`, with `site_out` as the site-out input.
+fn run_action_step(tmp: &Path, workspace: &Path, site_out: &str) -> ActionRun {
+    let script = action_step_script(&github_file("actions/diskbench/action.yml"), "run");
+    let runner_temp = tmp.join("runner-temp");
+    fs::create_dir_all(&runner_temp).unwrap();
+    let output_file = tmp.join("github-output");
+    let _ = fs::remove_file(&output_file);
+    let out = std::process::Command::new("bash")
+        .args(["--noprofile", "--norc", "-eo", "pipefail", "-c", &script])
+        .current_dir(workspace)
+        .env("BIN", env!("CARGO_BIN_EXE_cargo-diskbench"))
+        .env("INPUT_LABEL", "local-test")
+        .env("INPUT_ONLY", "qd1-read")
+        .env("INPUT_RUNTIME", "0.3")
+        .env("INPUT_STEPS", "false")
+        .env("INPUT_ARGS", "--size 16M --ramp 0 --quiet")
+        .env("RESULTS_NAME", "diskbench-record")
+        .env("INPUT_SITE_OUT", site_out)
+        .env("RUNNER_TEMP", &runner_temp)
+        .env("GITHUB_OUTPUT", &output_file)
+        .env("GITHUB_STEP_SUMMARY", tmp.join("step-summary.md"))
+        .env_remove("GITHUB_WORKSPACE")
+        .env_remove("GITHUB_ACTIONS")
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let outputs = fs::read_to_string(&output_file)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    ActionRun {
+        ok: out.status.success(),
+        text,
+        outputs,
+    }
+}
+
+/// What the upload step needs: a record file outside the workspace, under the runner's temp
+/// folder, and an artifact name made of the prefix and the record's file name.
+fn assert_upload_ready(run: &ActionRun, tmp: &Path) {
+    let record = PathBuf::from(
+        run.outputs
+            .get("record")
+            .unwrap_or_else(|| panic!("no record output: {}", run.text)),
+    );
+    assert!(record.starts_with(tmp.join("runner-temp")), "{record:?}");
+    let parsed: Record = serde_json::from_slice(&fs::read(&record).unwrap()).unwrap();
+    assert_eq!(parsed.runner.label, "local-test");
+    assert_eq!(parsed.tests.len(), 1);
+    assert_eq!(
+        run.outputs["artifact-name"],
+        format!(
+            "diskbench-record-{}",
+            record.file_stem().unwrap().to_string_lossy()
+        )
+    );
+}
+
+/// The user's checkout already holds a `diskbench-site/` that is not a site: the action
+/// measures, hands a record to the upload step and writes nothing into the workspace; a site
+/// is written only where site-out asks, and a site-out the tool refuses still leaves the
+/// record ready for upload.
+#[test]
+fn the_action_leaves_the_workspace_alone_and_the_record_ready_for_upload() {
+    let _disk = common::disk_load();
+    let tmp = tempfile::tempdir().unwrap();
+    let workspace = tmp.path().join("workspace");
+    fs::create_dir_all(workspace.join("diskbench-site")).unwrap();
+    fs::write(
+        workspace.join("diskbench-site/notes.txt"),
+        "the user's own\n",
+    )
+    .unwrap();
+    fs::write(workspace.join("Cargo.toml"), "[workspace]\n").unwrap();
+    let before = tree(&workspace);
+
+    // The default: no site.
+    let run = run_action_step(tmp.path(), &workspace, "");
+    assert!(run.ok, "{}", run.text);
+    assert_upload_ready(&run, tmp.path());
+    assert!(!run.outputs.contains_key("site"), "{:?}", run.outputs);
+    assert_eq!(tree(&workspace), before, "the workspace was written to");
+
+    // Asked for a site: there and nowhere else.
+    let run = run_action_step(tmp.path(), &workspace, "report");
+    assert!(run.ok, "{}", run.text);
+    assert_upload_ready(&run, tmp.path());
+    assert_eq!(
+        run.outputs["site"],
+        workspace.join("report").display().to_string()
+    );
+    assert!(workspace.join("report/index.html").exists());
+    let mut after = tree(&workspace);
+    after.retain(|k, _| !k.starts_with("report/"));
+    assert_eq!(after, before);
+
+    // Asked for a site in the user's non-site folder: the tool refuses (exit 2) after
+    // measuring, the step fails, and the record is still there for the upload step.
+    let run = run_action_step(tmp.path(), &workspace, "diskbench-site");
+    assert!(!run.ok, "{}", run.text);
+    assert!(
+        run.text
+            .contains("a non-empty folder that is not a diskbench site"),
+        "{}",
+        run.text
+    );
+    assert!(
+        run.text.contains("failed after writing its record"),
+        "{}",
+        run.text
+    );
+    assert_upload_ready(&run, tmp.path());
+    let mut after = tree(&workspace);
+    after.retain(|k, _| !k.starts_with("report/"));
+    assert_eq!(after, before, "the user's folder was touched");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tokens and versions, read from the workflows
+
+/// One job of a workflow, as the few things these checks read: its permissions (scope ->
+/// level) and its lines.
+struct Job {
+    name: String,
+    permissions: BTreeMap<String, String>,
+    lines: Vec<String>,
+}
+
+impl Job {
+    /// Whether this job compiles anything (crates' build scripts then run with its token):
+    /// a Rust toolchain, cargo, or our action, which builds the tool even with install-only.
+    fn builds(&self) -> bool {
+        self.lines.iter().any(|l| {
+            let l = l.trim();
+            l.contains("uses: ./.github/actions/diskbench")
+                || l.contains("dtolnay/rust-toolchain")
+                || l.contains("Swatinem/rust-cache")
+                || l.starts_with("- run: cargo ")
+                || l.starts_with("cargo ")
+        })
+    }
+
+    fn writes(&self) -> Vec<String> {
+        self.permissions
+            .iter()
+            .filter(|(_, level)| level.as_str() == "write" || level.as_str() == "write-all")
+            .map(|(scope, _)| scope.clone())
+            .collect()
+    }
+
+    fn uses(&self) -> Vec<String> {
+        self.lines
+            .iter()
+            .filter_map(|l| l.trim().trim_start_matches("- ").strip_prefix("uses: "))
+            .map(|u| u.trim().to_string())
+            .collect()
+    }
+}
+
+/// The jobs of a workflow file (block YAML as this project writes it: jobs at two spaces,
+/// their keys at four) and its top-level permissions.
+fn workflow_jobs(text: &str) -> (BTreeMap<String, String>, Vec<Job>) {
+    fn permissions_at(lines: &[&str], at: usize, indent: usize) -> BTreeMap<String, String> {
+        let line = lines[at].trim();
+        let inline = line.trim_start_matches("permissions:").trim();
+        if !inline.is_empty() {
+            return BTreeMap::from([("*".to_string(), inline.to_string())]);
+        }
+        lines[at + 1..]
+            .iter()
+            .take_while(|l| l.trim().is_empty() || l.starts_with(&" ".repeat(indent + 2)))
+            .filter_map(|l| l.trim().split_once(':'))
+            .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+            .collect()
+    }
+    let lines: Vec<&str> = text.lines().collect();
+    let top = lines
+        .iter()
+        .position(|l| l.starts_with("permissions:"))
+        .map(|at| permissions_at(&lines, at, 0))
+        .unwrap_or_default();
+    let jobs_at = lines.iter().position(|l| *l == "jobs:").expect("jobs:");
+    let mut jobs: Vec<Job> = Vec::new();
+    for (i, line) in lines.iter().enumerate().skip(jobs_at + 1) {
+        let is_job = line.starts_with("  ")
+            && !line.starts_with("   ")
+            && line.trim_end().ends_with(':')
+            && !line.trim().starts_with('#');
+        if is_job {
+            jobs.push(Job {
+                name: line.trim().trim_end_matches(':').to_string(),
+                permissions: BTreeMap::new(),
+                lines: Vec::new(),
+            });
+        } else if let Some(job) = jobs.last_mut() {
+            if line.starts_with("    permissions:") {
+                job.permissions = permissions_at(&lines, i, 4);
+            }
+            job.lines.push(line.to_string());
+        }
+    }
+    (top, jobs)
+}
+
+fn workflows() -> Vec<(String, String)> {
+    let dir = common::repo_root().join(".github/workflows");
+    let mut out: Vec<(String, String)> = fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "yml" || x == "yaml"))
+        .map(|p| {
+            (
+                p.file_name().unwrap().to_string_lossy().into_owned(),
+                fs::read_to_string(&p).unwrap(),
+            )
+        })
+        .collect();
+    out.sort();
+    assert!(out.iter().any(|(n, _)| n == "benchmark.yml"));
+    out
+}
+
+/// A job that compiles runs crates' build scripts: it must hold no write or deploy rights
+/// (neither its own nor the workflow's defaults). A job with write rights checks out without
+/// persisting the token, and the job that deploys does nothing else.
+#[test]
+fn jobs_that_build_never_hold_write_or_deploy_tokens() {
+    for (file, text) in workflows() {
+        let (top, jobs) = workflow_jobs(&text);
+        assert!(!jobs.is_empty(), "{file}: no jobs read");
+        assert_eq!(
+            top,
+            BTreeMap::from([("contents".to_string(), "read".to_string())]),
+            "{file}: the workflow's default token must be read-only"
+        );
+        for job in &jobs {
+            let writes = job.writes();
+            if job.builds() {
+                assert!(
+                    writes.is_empty(),
+                    "{file}: job {} builds and holds {writes:?}",
+                    job.name
+                );
+                assert!(
+                    !job.permissions.contains_key("*"),
+                    "{file}: job {}",
+                    job.name
+                );
+            }
+            if !writes.is_empty() {
+                let body = job.lines.join("\n");
+                assert_eq!(
+                    body.matches("uses: actions/checkout@").count(),
+                    body.matches("persist-credentials: false").count(),
+                    "{file}: job {} holds {writes:?} and persists a checkout's token",
+                    job.name
+                );
+            }
+            if job.permissions.contains_key("pages") || job.permissions.contains_key("id-token") {
+                assert_eq!(
+                    job.uses()
+                        .iter()
+                        .map(|u| u.split('@').next().unwrap().to_string())
+                        .collect::<Vec<_>>(),
+                    vec!["actions/deploy-pages".to_string()],
+                    "{file}: job {} holds deploy rights and does more than deploy",
+                    job.name
+                );
+                assert!(
+                    !job.lines.iter().any(|l| l.trim_start().starts_with("run:")
+                        || l.trim_start().starts_with("- run:")),
+                    "{file}: job {} runs scripts",
+                    job.name
+                );
+            }
+        }
+    }
+    // The merge job pushes: the token only in its push step's environment.
+    let (_, jobs) = workflow_jobs(&github_file("workflows/benchmark.yml"));
+    let merge = jobs.iter().find(|j| j.name == "merge").expect("merge job");
+    assert_eq!(merge.writes(), vec!["contents".to_string()]);
+    assert!(!merge.builds());
+    let body = merge.lines.join("\n");
+    assert_eq!(
+        body.matches("DATA_PUSH_TOKEN: ${{ github.token }}").count(),
+        1
+    );
+}
+
+/// The current major of every action the workflows and the action use, all on Node 24
+/// (checked on 2026-12-01 against each action's tags and action.yml `runs.using`; update
+/// when a new major is released). Composite actions (dtolnay/rust-toolchain) are not run on
+/// Node and are pinned by branch.
+const CURRENT_MAJORS: &[(&str, &str)] = &[
+    ("actions/checkout", "v7"),
+    ("actions/cache/restore", "v5"),
+    ("actions/cache/save", "v5"),
+    ("actions/upload-artifact", "v7"),
+    ("actions/download-artifact", "v8"),
+    ("actions/upload-pages-artifact", "v5"),
+    ("actions/deploy-pages", "v5"),
+    ("Swatinem/rust-cache", "v2"),
+    ("dtolnay/rust-toolchain", "stable"),
+    ("dtolnay/rust-toolchain", "master"),
+];
+
+#[test]
+fn every_action_is_on_its_current_major() {
+    let mut files = workflows();
+    files.push((
+        "action.yml".into(),
+        github_file("actions/diskbench/action.yml"),
+    ));
+    let mut seen = 0;
+    for (file, text) in files {
+        for line in text.lines() {
+            let Some(uses) = line.trim().trim_start_matches("- ").strip_prefix("uses: ") else {
+                continue;
+            };
+            if uses.starts_with("./") {
+                continue;
+            }
+            let (name, version) = uses.split_once('@').expect("uses: name@version");
+            assert!(
+                CURRENT_MAJORS.contains(&(name, version)),
+                "{file}: {uses} is not on the current major of {name}"
+            );
+            seen += 1;
+        }
+        assert!(
+            !text.contains("ubuntu-22.04"),
+            "{file}: ubuntu-22.04 (deprecated, retired 2027-04-17)"
+        );
+    }
+    assert!(seen > 10, "only {seen} uses: read");
+}
