@@ -571,6 +571,7 @@ fn the_action_declares_what_its_steps_use() {
         "working-directory",
         "results-name",
         "args",
+        "site-out",
     ] {
         assert!(
             declared.contains(&input),
