@@ -1404,3 +1404,132 @@ fn every_action_is_on_its_current_major() {
     }
     assert!(seen > 10, "only {seen} uses: read");
 }
+
+// ---------------------------------------------------------------------------------------------
+// The benchmark workflow's scripts, outside Actions
+
+/// Runs the `run:` script of the step with `id: <id>` in benchmark.yml with `program`
+/// (bash or python3) and `env`; returns (exit code, output, what it wrote to $GITHUB_OUTPUT).
+fn run_workflow_step(id: &str, program: &str, env: &[(&str, &str)]) -> (i32, String, String) {
+    let script = action_step_script(&github_file("workflows/benchmark.yml"), id);
+    let tmp = tempfile::tempdir().unwrap();
+    let output_file = tmp.path().join("github-output");
+    let mut cmd = std::process::Command::new(program);
+    if program == "bash" {
+        cmd.args(["--noprofile", "--norc", "-eo", "pipefail", "-c", &script]);
+    } else {
+        cmd.args(["-c", &script]);
+    }
+    cmd.current_dir(tmp.path())
+        .env("GITHUB_OUTPUT", &output_file)
+        .env("GITHUB_REPOSITORY", "owner/repo")
+        .env("GITHUB_RUN_ID", "1")
+        .env("GITHUB_RUN_ATTEMPT", "1")
+        .env("DEFAULT_RUNNERS", "ubuntu-24.04, ubuntu-24.04-arm");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let written = fs::read_to_string(&output_file).unwrap_or_default();
+    // Nothing an input smuggled in ran.
+    assert!(!tmp.path().join("pwned").exists(), "{text}");
+    (out.status.code().unwrap_or(-1), text, written)
+}
+
+/// queue-minutes is checked as digits in the setup job, before any shell sees it, and the
+/// watchdog checks it again before its arithmetic; macOS and Windows labels are refused
+/// with the reason.
+#[test]
+fn the_setup_job_checks_queue_minutes_and_refuses_non_linux_labels() {
+    let setup = |runners: &str, minutes: &str| {
+        run_workflow_step(
+            "labels",
+            "python3",
+            &[("RUNNERS", runners), ("QUEUE_MINUTES", minutes)],
+        )
+    };
+    let (code, text, written) = setup("", "");
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        written.contains("runners=[\"ubuntu-24.04\", \"ubuntu-24.04-arm\"]"),
+        "{written}"
+    );
+    assert!(written.contains("queue-minutes=30\n"), "{written}");
+    let (code, text, written) = setup("ubuntu-24.04", "45");
+    assert_eq!(code, 0, "{text}");
+    assert!(written.contains("queue-minutes=45\n"), "{written}");
+    for bad in [
+        "30m",
+        "0",
+        "201",
+        "1.5",
+        "$(touch pwned)",
+        "30; touch pwned",
+        "-5",
+    ] {
+        let (code, text, written) = setup("ubuntu-24.04", bad);
+        assert_ne!(code, 0, "{bad}: {text}");
+        assert!(text.contains("queue-minutes"), "{bad}: {text}");
+        assert!(written.is_empty(), "{bad}: {written}");
+    }
+    for label in ["macos-15", "windows-2025", "macOS"] {
+        let (code, text, _) = setup(&format!("ubuntu-24.04, {label}"), "");
+        assert_ne!(code, 0, "{label}: {text}");
+        assert!(text.contains("Linux runners only"), "{label}: {text}");
+    }
+    // The watchdog's own check, before its first sleep.
+    for bad in ["30m", "$(touch pwned)", "1+1", ""] {
+        let (code, text, _) = run_workflow_step("wait", "bash", &[("QUEUE_MINUTES", bad)]);
+        assert_eq!(code, 2, "{bad}: {text}");
+        assert!(text.contains("not a whole number"), "{bad}: {text}");
+    }
+}
+
+/// The merge job's gate: a run the watchdog cancelled is published, one a person cancelled
+/// is not. `gh` is replaced by a script answering the two API calls the gate makes.
+#[test]
+fn the_merge_job_publishes_after_the_watchdog_cancels_but_not_after_a_person() {
+    let tmp = tempfile::tempdir().unwrap();
+    let gh = tmp.path().join("gh");
+    fs::write(
+        &gh,
+        "#!/bin/sh\ncase \"$*\" in\n  */jobs*) printf '%s' \"$FAKE_CANCELLED_JOBS\" ;;\n  \
+         */artifacts*) printf '%s' \"$FAKE_ARTIFACTS\" ;;\n  *) exit 9 ;;\nesac\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(&gh, fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        tmp.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let gate = |cancelled: &str, artifacts: &str| {
+        let (code, text, written) = run_workflow_step(
+            "gate",
+            "bash",
+            &[
+                ("PATH", &path),
+                ("FAKE_CANCELLED_JOBS", cancelled),
+                ("FAKE_ARTIFACTS", artifacts),
+            ],
+        );
+        assert_eq!(code, 0, "{text}");
+        (written, text)
+    };
+    let (written, _) = gate("", "diskbench-record-a\n");
+    assert_eq!(written, "publish=true\n");
+    let (written, _) = gate(
+        "bench my-runner\n",
+        "diskbench-record-a\nqueue-watchdog-gave-up\n",
+    );
+    assert_eq!(written, "publish=true\n");
+    let (written, text) = gate("bench ubuntu-24.04\n", "diskbench-record-a\n");
+    assert_eq!(written, "publish=false\n");
+    assert!(text.contains("cancelled by a person"), "{text}");
+}
