@@ -1533,3 +1533,68 @@ fn the_merge_job_publishes_after_the_watchdog_cancels_but_not_after_a_person() {
     assert_eq!(written, "publish=false\n");
     assert!(text.contains("cancelled by a person"), "{text}");
 }
+
+/// A self-hosted runner without cargo or a C compiler: the install step names both and what
+/// to install, before building or measuring anything; with the binary cached and the build
+/// steps off, neither is needed.
+#[test]
+fn the_action_names_missing_cargo_and_cc_before_building() {
+    let script = action_step_script(&github_file("actions/diskbench/action.yml"), "install");
+    let tmp = tempfile::tempdir().unwrap();
+    let install = |cache_hit: &str, steps: &str, cached_binary: bool| {
+        let home = tmp
+            .path()
+            .join(format!("home-{cache_hit}-{steps}-{cached_binary}"));
+        let bin = home.join(".cache/cargo-diskbench-bin/bin/cargo-diskbench");
+        fs::create_dir_all(bin.parent().unwrap()).unwrap();
+        if cached_binary {
+            use std::os::unix::fs::PermissionsExt;
+            fs::write(&bin, "#!/bin/sh\n").unwrap();
+            fs::set_permissions(&bin, fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        let out = std::process::Command::new("/bin/bash")
+            .args(["--noprofile", "--norc", "-eo", "pipefail", "-c", &script])
+            // Nothing on PATH: no cargo, no cc (the script needs no other program to check).
+            .env("PATH", tmp.path().join("empty-path"))
+            .env("HOME", &home)
+            .env("SRC", tmp.path().join("no-source"))
+            .env("CACHE_HIT", cache_hit)
+            .env("INSTALL_ONLY", "false")
+            .env("INPUT_STEPS", steps)
+            .env("RUNNER_TEMP", tmp.path())
+            .env("GITHUB_PATH", tmp.path().join("github-path"))
+            .env("GITHUB_OUTPUT", tmp.path().join("github-output"))
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    // Nothing cached: both named, as needed to build.
+    let (code, text) = install("false", "false", false);
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.contains("missing to build cargo-diskbench: cargo: add dtolnay/rust-toolchain"),
+        "{text}"
+    );
+    assert!(
+        text.contains("a C compiler as cc: apt-get install build-essential"),
+        "{text}"
+    );
+    // Cached binary, build steps timed: still needed, and said why.
+    let (code, text) = install("true", "true", true);
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.contains("for the timed build steps (or set steps: false)"),
+        "{text}"
+    );
+    // Cached binary, no build steps: neither is needed.
+    let (code, text) = install("true", "false", true);
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        fs::read_to_string(tmp.path().join("github-output"))
+            .unwrap()
+            .contains("bin="),
+    );
+}
