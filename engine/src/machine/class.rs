@@ -60,12 +60,12 @@ pub enum DiskTest {
     ModelIs(&'static str),
     /// The model starts with this.
     ModelStartsWith(&'static str),
-    /// Vendor and model are exactly these, and the disk has this Azure role (from its VMBus
-    /// address; see `blockdev::azure_role`), or any role when `None`.
+    /// Vendor and model are exactly these, and the disk has one of these Azure roles (from
+    /// its VMBus address; see `blockdev::azure_role`), or any role when `roles` is empty.
     VendorModelRole {
         vendor: &'static str,
         model: &'static str,
-        role: Option<&'static str>,
+        roles: &'static [&'static str],
     },
     /// The model contains one of `models`, or the vendor one of `vendors`.
     NameContains {
@@ -101,11 +101,11 @@ impl DiskTest {
             DiskTest::VendorModelRole {
                 vendor: v,
                 model: m,
-                role,
+                roles,
             } => {
                 let hit = vendor(d).eq_ignore_ascii_case(v)
                     && model(d).eq_ignore_ascii_case(m)
-                    && role.is_none_or(|r| d.azure_role == Some(r));
+                    && (roles.is_empty() || d.azure_role.is_some_and(|r| roles.contains(&r)));
                 hit.then(|| {
                     let role = match d.azure_role {
                         Some("os") => ", Azure VMBus address of the OS disk".to_string(),
@@ -141,14 +141,21 @@ impl DiskTest {
             DiskTest::VendorModelRole {
                 vendor,
                 model,
-                role,
-            } => match role {
-                Some(r) => format!(
-                    "vendor \"{vendor}\", model \"{model}\", at the VMBus address of Azure's {} disk",
-                    if *r == "os" { "OS" } else { r }
-                ),
-                None => format!("vendor \"{vendor}\", model \"{model}\""),
-            },
+                roles,
+            } => {
+                let mut out = format!("vendor \"{vendor}\", model \"{model}\"");
+                if !roles.is_empty() {
+                    let names: Vec<&str> = roles
+                        .iter()
+                        .map(|r| if *r == "os" { "OS" } else { r })
+                        .collect();
+                    out.push_str(&format!(
+                        ", at the VMBus address of an Azure {} disk",
+                        names.join(" or ")
+                    ));
+                }
+                out
+            }
             DiskTest::NameContains { models, vendors } => format!(
                 "model contains {}, or vendor contains {}",
                 quoted(models),
@@ -203,27 +210,27 @@ pub static DISK_RULES: &[DiskRule] = &[
         test: DiskTest::VendorModelRole {
             vendor: "Msft",
             model: "Virtual Disk",
-            role: Some("resource"),
+            roles: &["resource"],
         },
     },
     DiskRule {
         // Every Hyper-V SCSI disk is a "Msft Virtual Disk" (WSL2 and plain Hyper-V too, where
-        // it is a local VHD); only the OS disk's VMBus address says it is Azure's managed disk.
-        name: "Azure managed OS disk (a Hyper-V SCSI disk at the OS disk's Azure VMBus address)",
+        // it is a local VHD); only Azure's OS and data disk addresses say it is a managed disk.
+        name: "Azure managed disk (a Hyper-V SCSI disk at Azure's OS or data disk address)",
         class: StorageClass::NetworkDisk,
         test: DiskTest::VendorModelRole {
             vendor: "Msft",
             model: "Virtual Disk",
-            role: Some("os"),
+            roles: &["os", "data"],
         },
     },
     DiskRule {
-        name: "any other Hyper-V SCSI disk: an Azure data disk or a local VHD (WSL2, Hyper-V), not told apart",
+        name: "any other Hyper-V SCSI disk: not at an Azure disk address, so a local VHD (WSL2, Hyper-V) as far as can be seen",
         class: StorageClass::VmDisk,
         test: DiskTest::VendorModelRole {
             vendor: "Msft",
             model: "Virtual Disk",
-            role: None,
+            roles: &[],
         },
     },
     DiskRule {
@@ -380,15 +387,18 @@ mod tests {
         }
     }
 
-    /// Every Hyper-V SCSI disk is a "Msft Virtual Disk" (WSL2, plain Hyper-V): only the Azure OS
-    /// disk's VMBus address makes it a managed (network) disk.
+    /// Every Hyper-V SCSI disk is a "Msft Virtual Disk" (WSL2, plain Hyper-V): only Azure's OS
+    /// and data disk addresses make it a managed (network) disk.
     #[test]
-    fn msft_virtual_disk_is_a_network_disk_only_at_azures_os_disk_address() {
+    fn msft_virtual_disk_is_a_network_disk_only_at_azures_disk_addresses() {
         let mut os = disk("scsi", "Msft", "Virtual Disk");
         os.azure_role = Some("os");
         let (class, why) = classify_disk(&os);
         assert_eq!(class, StorageClass::NetworkDisk, "{why}");
         assert!(why.contains("Azure VMBus address of the OS disk"), "{why}");
+        let mut data = disk("scsi", "Msft", "Virtual Disk");
+        data.azure_role = Some("data");
+        assert_eq!(classify_disk(&data).0, StorageClass::NetworkDisk);
         let mut resource = disk("scsi", "Msft", "Virtual Disk");
         resource.azure_role = Some("resource");
         assert_eq!(classify_disk(&resource).0, StorageClass::VmDisk);

@@ -25,7 +25,7 @@ pub const FSYNC_OPTIONS: &[(&str, &str)] = &[
     ),
     (
         "journal_async_commit",
-        "ext4 commits the journal without waiting",
+        "ext4 writes the journal's commit block without waiting for its descriptor blocks",
     ),
     ("volatile", "overlayfs ignores sync calls"),
 ];
