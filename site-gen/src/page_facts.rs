@@ -565,4 +565,40 @@ mod tests {
             );
         }
     }
+
+    /// Issue 14: every page says where its claims come from. (A page added to `content/` needs
+    /// a `## Sources {#sources}` section too.)
+    #[test]
+    fn every_built_in_page_has_a_sources_section() {
+        for p in crate::content::pages(None).unwrap() {
+            assert!(
+                p.html.contains("<h2 id=\"sources\">Sources</h2>"),
+                "content/{}.md has no Sources section",
+                p.name
+            );
+        }
+    }
+
+    /// The guide says memory does "more than a thousand times" the synced writes of EBS.
+    #[test]
+    fn the_guides_thousand_times_claim_holds_on_the_published_rows() {
+        let facts = PageFacts::from_code();
+        let median = |class| {
+            published(
+                &facts.published,
+                class,
+                None,
+                ColumnId::SyncWrite,
+                Figure::Iops,
+                "median",
+            )
+            .unwrap()
+            .trim_end_matches(" IOPS")
+            .replace(',', "")
+            .parse::<f64>()
+            .unwrap()
+        };
+        assert!(median(StorageClass::Tmpfs) / median(StorageClass::Ebs) > 1000.0);
+        assert!(page("columns").contains("more than a thousand times fewer"));
+    }
 }
