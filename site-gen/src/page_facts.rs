@@ -601,4 +601,25 @@ mod tests {
         assert!(median(StorageClass::Tmpfs) / median(StorageClass::Ebs) > 1000.0);
         assert!(page("columns").contains("more than a thousand times fewer"));
     }
+
+    /// The README's machine section lists the flagged options and the classes by hand; it must
+    /// name every entry of the code's tables.
+    #[test]
+    fn the_readme_names_every_flagged_option_and_class() {
+        let readme = include_str!("../../README.md");
+        let machine = readme
+            .split("<!-- section: machine -->")
+            .nth(1)
+            .and_then(|s| s.split("<!-- /section: machine -->").next())
+            .expect("README has a machine section");
+        for (opt, _) in FSYNC_OPTIONS {
+            assert!(machine.contains(&format!("`{opt}`")), "README: {opt}");
+        }
+        for c in StorageClass::ALL {
+            assert!(
+                machine.contains(&format!("| `{}` |", c.as_str())),
+                "README: {c}"
+            );
+        }
+    }
 }
