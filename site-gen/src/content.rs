@@ -50,8 +50,13 @@ pub fn pages(dir: Option<&Path>) -> Result<Vec<Page>> {
     sources
         .into_iter()
         .map(|(name, md)| {
-            let md = crate::page_facts::expand(&md, &facts)
-                .map_err(|e| anyhow::anyhow!("content page {name}.md: {e}"))?;
+            // A bad placeholder can only come from a `--content` page (the built-in ones are
+            // tested), so it is a usage error that names the page.
+            let md = crate::page_facts::expand(&md, &facts).map_err(|e| {
+                engine::error::usage(format!(
+                    "--content: {name}.md: {e}; see the README (--content) for the placeholders"
+                ))
+            })?;
             let (title, html) = render(&md);
             let name = engine::results::slug(&name);
             Ok(Page {
