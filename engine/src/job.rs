@@ -56,6 +56,16 @@ pub enum EngineChoice {
     Psync,
 }
 
+impl EngineChoice {
+    /// Whether `auto` asks for io_uring for a job at this depth on a memory-backed (tmpfs,
+    /// ramfs) filesystem or not: psync at depth 1, where one syscall per I/O is the cheapest,
+    /// and on memory, where every I/O completes in the calling thread and io_uring would only
+    /// hand it to a kernel worker; io_uring deeper. Where io_uring is refused, psync anyway.
+    pub fn auto_wants_uring(iodepth: u32, memory_backed: bool) -> bool {
+        iodepth > 1 && !memory_backed
+    }
+}
+
 /// Where a job's bytes live.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Layout {

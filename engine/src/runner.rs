@@ -146,8 +146,9 @@ fn choose_engine(
     // Measured here (1 MiB at depth 32, 4 KiB at 4 x 32): psync threads moved 1.3-1.9x the
     // I/Os at 0.55-0.9x the CPU per I/O.
     let in_memory = spec.engine == EngineChoice::Auto
-        && spec.iodepth > 1
-        && files.first().is_some_and(|f| is_memory_backed(&f.file));
+        && EngineChoice::auto_wants_uring(spec.iodepth, false)
+        && files.first().is_some_and(|f| is_memory_backed(&f.file))
+        && !EngineChoice::auto_wants_uring(spec.iodepth, true);
     if in_memory {
         return Ok((
             false,
@@ -162,7 +163,7 @@ fn choose_engine(
     let wants_uring = match spec.engine {
         EngineChoice::Psync => false,
         EngineChoice::IoUring => true,
-        EngineChoice::Auto => spec.iodepth > 1,
+        EngineChoice::Auto => EngineChoice::auto_wants_uring(spec.iodepth, false),
     };
     if !wants_uring {
         return Ok((false, None, None));

@@ -1,5 +1,6 @@
 //! The site's written pages: `content/*.md` rendered with pulldown-cmark (tables, footnotes,
-//! heading ids), embedded at build time and overridable from a folder.
+//! heading ids), embedded at build time and overridable from a folder. `{{ name(...) }}`
+//! placeholders are filled from the code's tables first (see `page_facts`).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -44,18 +45,27 @@ pub fn pages(dir: Option<&Path>) -> Result<Vec<Page>> {
             }
         }
     }
-    Ok(sources
+    // Facts that live in code or in the published data come into the pages from there.
+    let facts = crate::page_facts::PageFacts::from_code();
+    sources
         .into_iter()
         .map(|(name, md)| {
+            // A bad placeholder can only come from a `--content` page (the built-in ones are
+            // tested), so it is a usage error that names the page.
+            let md = crate::page_facts::expand(&md, &facts).map_err(|e| {
+                engine::error::usage(format!(
+                    "--content: {name}.md: {e}; see the README (--content) for the placeholders"
+                ))
+            })?;
             let (title, html) = render(&md);
             let name = engine::results::slug(&name);
-            Page {
+            Ok(Page {
                 title: title.unwrap_or_else(|| name.clone()),
                 name,
                 html,
-            }
+            })
         })
-        .collect())
+        .collect()
 }
 
 /// A heading's text as an id: lower case, `[a-z0-9-]`.

@@ -17,6 +17,7 @@ pub mod hist;
 pub mod html;
 pub mod load;
 pub mod model;
+pub mod page_facts;
 pub mod render;
 pub mod stats;
 pub mod testdata;

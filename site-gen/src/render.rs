@@ -579,26 +579,14 @@ fn facts(r: &RunnerSummary, rec: &Record) -> Vec<(String, String)> {
     f
 }
 
-/// Mount options that change what fdatasync costs, and why.
+/// Mount options that change what fdatasync costs, and why: the engine's table, the same one
+/// that fills the record's `fsync_flags` and the methodology page.
 pub fn fsync_option(opt: &str) -> Option<&'static str> {
     let o = opt.trim();
-    Some(match o {
-        "nobarrier" | "barrier=0" => {
-            "no cache flush: fdatasync can return before the data is on stable media"
-        }
-        "data=writeback" => {
-            "data not ordered before metadata commits: cheaper syncs, weaker guarantees"
-        }
-        "data=journal" => {
-            "data goes through the journal first: every synced write is written twice"
-        }
-        "sync" => "every write is synchronous: no write-back at all",
-        "dirsync" => "directory changes are synchronous",
-        "journal_async_commit" => "the commit block is written without waiting for the journal",
-        "nodiscard" | "discard" => return None,
-        _ if o.starts_with("commit=") => "journal commit interval changed",
-        _ => return None,
-    })
+    engine::machine::storage::FSYNC_OPTIONS
+        .iter()
+        .find(|(name, _)| *name == o)
+        .map(|(_, why)| *why)
 }
 
 fn model_of(d: &engine::record::Device) -> String {

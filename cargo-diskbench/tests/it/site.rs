@@ -736,3 +736,23 @@ fn pages_render_in_chromium_without_console_errors() {
     }
     eprintln!("screenshots in {}", shots.display());
 }
+
+/// A `--content` page with an unknown `{{ ... }}` placeholder is a usage error naming the page,
+/// found before the output folder is touched.
+#[test]
+fn a_content_page_with_an_unknown_placeholder_is_refused_before_writing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (results, out) = (tmp.path().join("results"), tmp.path().join("site"));
+    std::fs::create_dir_all(&results).unwrap();
+    let content = tmp.path().join("content");
+    std::fs::create_dir_all(&content).unwrap();
+    std::fs::write(content.join("notes.md"), "# Notes\n\n{{ class_rulez() }}\n").unwrap();
+    let run = site(&results, &out, &["--content", content.to_str().unwrap()]);
+    assert_eq!(run.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        err.contains("--content: notes.md") && err.contains("unknown placeholder \"class_rulez\""),
+        "{err}"
+    );
+    assert!(!out.exists(), "nothing is written on bad input");
+}

@@ -237,9 +237,10 @@ fn transport(view: &SysView, dir: &str, name: &str) -> Option<String> {
     Some(t.into())
 }
 
-/// Azure's two built-in disks, told apart the way Azure's own udev rules do: by the VMBus
-/// device id (`{00000000-0000-...}` OS disk, `{00000000-0001-...}` resource disk) or, on
-/// generation-2 VMs, by the LUN on the first SCSI controller (0 = OS, 1 = resource).
+/// Azure's disks, told apart the way Azure's own udev rules do: by the VMBus device id
+/// (`{00000000-0000-...}` OS disk, `{00000000-0001-...}` resource disk) or, on generation-2
+/// VMs, by the LUN on the first SCSI controller (0 = OS, 1 = resource); disks on the data-disk
+/// controllers are `data`.
 fn azure_role(view: &SysView, dir: &str) -> Option<&'static str> {
     const GEN2_SCSI0: &str = "{f8b3781a-1e82-4818-a1c3-63d806ec15bb}";
     let mut cur = dir.to_string();
@@ -252,6 +253,16 @@ fn azure_role(view: &SysView, dir: &str) -> Option<&'static str> {
             }
             if tail == "00000000-0001-" {
                 return Some("resource");
+            }
+            // The data-disk SCSI controllers of Azure's own udev rules
+            // (Azure/azure-vm-utils udev/80-azure-disk.rules).
+            const DATA_SCSI: [&str; 3] = [
+                "{f8b3781b-1e82-4818-a1c3-63d806ec15bb}",
+                "{f8b3781c-1e82-4818-a1c3-63d806ec15bb}",
+                "{f8b3781d-1e82-4818-a1c3-63d806ec15bb}",
+            ];
+            if DATA_SCSI.contains(&id.as_str()) {
+                return Some("data");
             }
             if id == GEN2_SCSI0 {
                 let lun = dir

@@ -47,8 +47,31 @@ pub static FS_RULES: &[FsRule] = &[
 pub struct DiskRule {
     pub name: &'static str,
     pub class: StorageClass,
-    /// `Some(what matched)` when the rule applies.
-    pub test: fn(&DiskFacts) -> Option<String>,
+    /// What the disk must show for the rule to apply; data, so the methodology page can
+    /// print it from this table.
+    pub test: DiskTest,
+}
+
+/// The facts a disk rule looks at. Strings compare case-insensitively.
+pub enum DiskTest {
+    /// The transport (the bus the device sits on) is one of these.
+    TransportIn(&'static [&'static str]),
+    /// The model is exactly this.
+    ModelIs(&'static str),
+    /// The model starts with this.
+    ModelStartsWith(&'static str),
+    /// Vendor and model are exactly these, and the disk has one of these Azure roles (from
+    /// its VMBus address; see `blockdev::azure_role`), or any role when `roles` is empty.
+    VendorModelRole {
+        vendor: &'static str,
+        model: &'static str,
+        roles: &'static [&'static str],
+    },
+    /// The model contains one of `models`, or the vendor one of `vendors`.
+    NameContains {
+        models: &'static [&'static str],
+        vendors: &'static [&'static str],
+    },
 }
 
 fn model(d: &DiskFacts) -> &str {
@@ -60,119 +83,179 @@ fn vendor(d: &DiskFacts) -> &str {
 fn transport(d: &DiskFacts) -> &str {
     d.device.transport.as_deref().unwrap_or("")
 }
-fn model_is(d: &DiskFacts, want: &str) -> Option<String> {
-    model(d)
-        .eq_ignore_ascii_case(want)
-        .then(|| format!("model = {}", model(d)))
-}
-fn model_starts(d: &DiskFacts, want: &str) -> Option<String> {
-    model(d)
-        .to_ascii_lowercase()
-        .starts_with(&want.to_ascii_lowercase())
-        .then(|| format!("model = {}", model(d)))
-}
-fn transport_in(d: &DiskFacts, set: &[&str]) -> Option<String> {
-    set.contains(&transport(d))
-        .then(|| format!("transport = {}", transport(d)))
+
+impl DiskTest {
+    /// `Some(what matched)` when the disk passes.
+    pub fn check(&self, d: &DiskFacts) -> Option<String> {
+        match self {
+            DiskTest::TransportIn(set) => set
+                .contains(&transport(d))
+                .then(|| format!("transport = {}", transport(d))),
+            DiskTest::ModelIs(want) => model(d)
+                .eq_ignore_ascii_case(want)
+                .then(|| format!("model = {}", model(d))),
+            DiskTest::ModelStartsWith(want) => model(d)
+                .to_ascii_lowercase()
+                .starts_with(&want.to_ascii_lowercase())
+                .then(|| format!("model = {}", model(d))),
+            DiskTest::VendorModelRole {
+                vendor: v,
+                model: m,
+                roles,
+            } => {
+                let hit = vendor(d).eq_ignore_ascii_case(v)
+                    && model(d).eq_ignore_ascii_case(m)
+                    && (roles.is_empty() || d.azure_role.is_some_and(|r| roles.contains(&r)));
+                hit.then(|| {
+                    let role = match d.azure_role {
+                        Some("os") => ", Azure VMBus address of the OS disk".to_string(),
+                        Some(r) => format!(", Azure VMBus address of the {r} disk"),
+                        None => String::new(),
+                    };
+                    format!("vendor = {}, model = {}{role}", vendor(d), model(d))
+                })
+            }
+            DiskTest::NameContains { models, vendors } => {
+                let m = model(d).to_ascii_lowercase();
+                let v = vendor(d).to_ascii_lowercase();
+                let hit =
+                    models.iter().any(|k| m.contains(k)) || vendors.iter().any(|k| v.contains(k));
+                hit.then(|| format!("vendor = {}, model = {}", vendor(d), model(d)))
+            }
+        }
+    }
+
+    /// What the test looks for, in words (Markdown), for the methodology page.
+    pub fn describe(&self) -> String {
+        fn quoted(items: &[&str]) -> String {
+            items
+                .iter()
+                .map(|i| format!("`{i}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+        match self {
+            DiskTest::TransportIn(set) => format!("transport is {}", quoted(set)),
+            DiskTest::ModelIs(m) => format!("model is \"{m}\""),
+            DiskTest::ModelStartsWith(m) => format!("model starts with \"{m}\""),
+            DiskTest::VendorModelRole {
+                vendor,
+                model,
+                roles,
+            } => {
+                let mut out = format!("vendor \"{vendor}\", model \"{model}\"");
+                if !roles.is_empty() {
+                    let names: Vec<&str> = roles
+                        .iter()
+                        .map(|r| if *r == "os" { "OS" } else { r })
+                        .collect();
+                    out.push_str(&format!(
+                        ", at the VMBus address of an Azure {} disk",
+                        names.join(" or ")
+                    ));
+                }
+                out
+            }
+            DiskTest::NameContains { models, vendors } => format!(
+                "model contains {}, or vendor contains {}",
+                quoted(models),
+                quoted(vendors)
+            ),
+        }
+    }
 }
 
 pub static DISK_RULES: &[DiskRule] = &[
     DiskRule {
-        name: "compressed RAM block device",
+        // zram compresses pages in memory, brd keeps them as they are: both are memory.
+        name: "RAM-backed block device (zram, brd)",
         class: StorageClass::Tmpfs,
-        test: |d| transport_in(d, &["zram", "brd"]),
+        test: DiskTest::TransportIn(&["zram", "brd"]),
     },
     DiskRule {
         name: "block device reached over the network",
         class: StorageClass::NetworkDisk,
-        test: |d| {
-            transport_in(
-                d,
-                &["iscsi", "rbd", "nbd", "nvme-tcp", "nvme-rdma", "nvme-fc"],
-            )
-        },
+        test: DiskTest::TransportIn(&["iscsi", "rbd", "nbd", "nvme-tcp", "nvme-rdma", "nvme-fc"]),
     },
     DiskRule {
         name: "EC2 instance store",
         class: StorageClass::LocalNvme,
-        test: |d| model_is(d, "Amazon EC2 NVMe Instance Storage"),
+        test: DiskTest::ModelIs("Amazon EC2 NVMe Instance Storage"),
     },
     DiskRule {
         name: "Amazon EBS volume",
         class: StorageClass::Ebs,
-        test: |d| model_is(d, "Amazon Elastic Block Store"),
+        test: DiskTest::ModelIs("Amazon Elastic Block Store"),
     },
     DiskRule {
-        name: "Azure remote disk over NVMe",
+        // The accelerator carries Azure's remote (managed) disks and also ephemeral OS disks
+        // placed on local NVMe; the model does not tell them apart, so the slower is assumed.
+        name: "Azure disk behind the NVMe accelerator: a managed disk, or an ephemeral OS disk on local storage (not told apart; taken as the managed disk)",
         class: StorageClass::NetworkDisk,
-        test: |d| model_starts(d, "MSFT NVMe Accelerator"),
+        test: DiskTest::ModelStartsWith("MSFT NVMe Accelerator"),
     },
     DiskRule {
         name: "GCP persistent disk over NVMe",
         class: StorageClass::NetworkDisk,
-        test: |d| model_is(d, "nvme_card-pd"),
+        test: DiskTest::ModelIs("nvme_card-pd"),
     },
     DiskRule {
         name: "GCP persistent disk",
         class: StorageClass::NetworkDisk,
-        test: |d| model_is(d, "PersistentDisk"),
+        test: DiskTest::ModelIs("PersistentDisk"),
     },
     DiskRule {
         name: "Azure resource (temporary) disk, local to the host",
         class: StorageClass::VmDisk,
-        test: |d| {
-            let hit = vendor(d).eq_ignore_ascii_case("Msft") && d.azure_role == Some("resource");
-            hit.then(|| {
-                format!(
-                    "vendor = Msft, model = {}, Azure VMBus address of the resource disk",
-                    model(d)
-                )
-            })
+        test: DiskTest::VendorModelRole {
+            vendor: "Msft",
+            model: "Virtual Disk",
+            roles: &["resource"],
         },
     },
     DiskRule {
-        name: "Azure managed disk",
+        // Every Hyper-V SCSI disk is a "Msft Virtual Disk" (WSL2 and plain Hyper-V too, where
+        // it is a local VHD); only Azure's OS and data disk addresses say it is a managed disk.
+        name: "Azure managed disk (a Hyper-V SCSI disk at Azure's OS or data disk address)",
         class: StorageClass::NetworkDisk,
-        test: |d| {
-            let hit = vendor(d).eq_ignore_ascii_case("Msft")
-                && model(d).eq_ignore_ascii_case("Virtual Disk");
-            hit.then(|| {
-                let role = match d.azure_role {
-                    Some("os") => ", Azure VMBus address of the OS disk",
-                    _ => "",
-                };
-                format!("vendor = Msft, model = {}{role}", model(d))
-            })
+        test: DiskTest::VendorModelRole {
+            vendor: "Msft",
+            model: "Virtual Disk",
+            roles: &["os", "data"],
+        },
+    },
+    DiskRule {
+        name: "any other Hyper-V SCSI disk: not at an Azure disk address, so a local VHD (WSL2, Hyper-V) as far as can be seen",
+        class: StorageClass::VmDisk,
+        test: DiskTest::VendorModelRole {
+            vendor: "Msft",
+            model: "Virtual Disk",
+            roles: &[],
         },
     },
     DiskRule {
         name: "disk emulated by a hypervisor",
         class: StorageClass::VmDisk,
-        test: |d| {
-            let m = model(d).to_ascii_lowercase();
-            let v = vendor(d).to_ascii_lowercase();
-            let hit = [
+        test: DiskTest::NameContains {
+            models: &[
                 "qemu",
                 "vbox",
                 "virtual disk",
                 "virtual_disk",
                 "ephemeraldisk",
-            ]
-            .iter()
-            .any(|k| m.contains(k))
-                || ["vmware", "qemu", "vbox"].iter().any(|k| v.contains(k));
-            hit.then(|| format!("vendor = {}, model = {}", vendor(d), model(d)))
+            ],
+            vendors: &["vmware", "qemu", "vbox"],
         },
     },
     DiskRule {
         name: "NVMe on the PCIe bus, not a known network disk",
         class: StorageClass::LocalNvme,
-        test: |d| transport_in(d, &["nvme"]),
+        test: DiskTest::TransportIn(&["nvme"]),
     },
     DiskRule {
         name: "paravirtual disk of unknown backing",
         class: StorageClass::VmDisk,
-        test: |d| transport_in(d, &["virtio", "virtio-scsi", "xen"]),
+        test: DiskTest::TransportIn(&["virtio", "virtio-scsi", "xen"]),
     },
 ];
 
@@ -186,8 +269,13 @@ pub fn classify_fs(fstype: &str) -> Option<(StorageClass, String)> {
 
 /// The class of one disk and the evidence line.
 pub fn classify_disk(d: &DiskFacts) -> (StorageClass, String) {
-    for rule in DISK_RULES {
-        if let Some(what) = (rule.test)(d) {
+    classify_disk_with(DISK_RULES, d)
+}
+
+/// [`classify_disk`] over any rule table (tests vary the table).
+pub fn classify_disk_with(rules: &[DiskRule], d: &DiskFacts) -> (StorageClass, String) {
+    for rule in rules {
+        if let Some(what) = rule.test.check(d) {
             return (
                 rule.class,
                 format!("{}: {what} ({})", d.device.name, rule.name),
@@ -284,20 +372,64 @@ mod tests {
                 disk("virtio-scsi", "Google", "PersistentDisk"),
                 StorageClass::NetworkDisk,
             ),
-            (
-                disk("scsi", "Msft", "Virtual Disk"),
-                StorageClass::NetworkDisk,
-            ),
+            (disk("scsi", "Msft", "Virtual Disk"), StorageClass::VmDisk),
             (disk("scsi", "VMware", "Virtual disk"), StorageClass::VmDisk),
             (disk("nvme", "", "QEMU NVMe Ctrl"), StorageClass::VmDisk),
             (disk("nvme-tcp", "", "Linux"), StorageClass::NetworkDisk),
             (disk("virtio", "0x1af4", ""), StorageClass::VmDisk),
             (disk("zram", "", ""), StorageClass::Tmpfs),
+            (disk("brd", "", ""), StorageClass::Tmpfs),
             (disk("ata", "ATA", "Samsung SSD 870"), StorageClass::Unknown),
         ];
         for (d, want) in cases {
             let (got, why) = classify_disk(&d);
             assert_eq!(got, want, "{why}");
+        }
+    }
+
+    /// Every Hyper-V SCSI disk is a "Msft Virtual Disk" (WSL2, plain Hyper-V): only Azure's OS
+    /// and data disk addresses make it a managed (network) disk.
+    #[test]
+    fn msft_virtual_disk_is_a_network_disk_only_at_azures_disk_addresses() {
+        let mut os = disk("scsi", "Msft", "Virtual Disk");
+        os.azure_role = Some("os");
+        let (class, why) = classify_disk(&os);
+        assert_eq!(class, StorageClass::NetworkDisk, "{why}");
+        assert!(why.contains("Azure VMBus address of the OS disk"), "{why}");
+        let mut data = disk("scsi", "Msft", "Virtual Disk");
+        data.azure_role = Some("data");
+        assert_eq!(classify_disk(&data).0, StorageClass::NetworkDisk);
+        let mut resource = disk("scsi", "Msft", "Virtual Disk");
+        resource.azure_role = Some("resource");
+        assert_eq!(classify_disk(&resource).0, StorageClass::VmDisk);
+        let (class, why) = classify_disk(&disk("scsi", "Msft", "Virtual Disk"));
+        assert_eq!(class, StorageClass::VmDisk, "{why}");
+        assert!(why.contains("local VHD"), "{why}");
+    }
+
+    #[test]
+    fn the_nvme_accelerator_rule_says_it_may_be_an_ephemeral_os_disk() {
+        let (class, why) = classify_disk(&disk("nvme", "", "MSFT NVMe Accelerator v1.0"));
+        assert_eq!(class, StorageClass::NetworkDisk);
+        assert!(why.contains("ephemeral OS disk"), "{why}");
+    }
+
+    #[test]
+    fn a_rule_table_is_data_the_caller_can_vary() {
+        let d = disk("nvme", "", "Amazon Elastic Block Store");
+        assert_eq!(classify_disk_with(DISK_RULES, &d).0, StorageClass::Ebs);
+        let without_ebs: Vec<&DiskRule> = DISK_RULES
+            .iter()
+            .filter(|r| r.class != StorageClass::Ebs)
+            .collect();
+        assert!(without_ebs.len() < DISK_RULES.len());
+        // Without the EBS row, the disk falls through to the generic NVMe rule.
+        let first = without_ebs
+            .iter()
+            .find_map(|r| r.test.check(&d).map(|_| r.class));
+        assert_eq!(first, Some(StorageClass::LocalNvme));
+        for r in DISK_RULES {
+            assert!(!r.test.describe().is_empty(), "{}", r.name);
         }
     }
 

@@ -139,7 +139,7 @@ fn github_hosted_azure_os_disk_is_a_network_disk() {
     assert!(
         has(
             &s.class_evidence,
-            "Azure VMBus address of the OS disk (Azure managed disk)"
+            "Azure VMBus address of the OS disk (Azure managed disk"
         ),
         "{:?}",
         s.class_evidence

@@ -7,8 +7,10 @@ use super::mountinfo::{self, MountEntry};
 use super::sysview::SysView;
 use crate::record::{Device, Mount, Storage, StorageClass};
 
-/// Mount options that change what an fdatasync costs.
-const FSYNC_OPTIONS: &[(&str, &str)] = &[
+/// Mount options that change what an fdatasync costs (or whether it makes data durable):
+/// (option, why). The record's `fsync_flags`, the runner pages and the methodology page all
+/// come from this table.
+pub const FSYNC_OPTIONS: &[(&str, &str)] = &[
     (
         "nobarrier",
         "no cache flush: fdatasync returns before data is on stable media",
@@ -19,11 +21,11 @@ const FSYNC_OPTIONS: &[(&str, &str)] = &[
     ),
     (
         "data=writeback",
-        "ext4 journals metadata only, data ordering relaxed",
+        "ext4 does not write data before the journal commit: a sync waits for less; the synced file is still durable",
     ),
     (
         "journal_async_commit",
-        "ext4 commits the journal without waiting",
+        "ext4 writes the journal's commit block without waiting for its descriptor blocks",
     ),
     ("volatile", "overlayfs ignores sync calls"),
 ];

@@ -1,0 +1,625 @@
+//! Facts the content pages state that live elsewhere, rendered into the pages instead of typed:
+//! a `{{ name(key="value", ...) }}` placeholder in `content/*.md` is replaced by Markdown made
+//! from the code's own tables (storage-class rules, flagged mount options, column settings and
+//! the engine `auto` picks) or computed from the shipped published figures. A page and the code
+//! (or the data) therefore cannot disagree: change the table and the page changes with it.
+//!
+//! Placeholders:
+//! - `{{ class_rules() }}`: `engine::machine::class::{FS_RULES, DISK_RULES}`, in the order
+//!   they are tried;
+//! - `{{ flagged_mount_options() }}`: `engine::machine::storage::FSYNC_OPTIONS`;
+//! - `{{ column_settings() }}`: `engine::suite::column_job` for every column, with the backend
+//!   `EngineChoice::auto_wants_uring` picks on a disk and on tmpfs;
+//! - `{{ published(class="local-nvme", column="sync-write", figure="p99", stat="range") }}`:
+//!   a figure over the rows of the published CSV (`fixtures/published/`) of that storage class
+//!   (and `variant`, if given). `figure`: `iops`, `mib_s`, `p99` (latency), `mean` (one second
+//!   divided by IOPS: the mean latency of a depth-1 column). `stat`: `range` (min-max with the
+//!   median and the row count), `median`, `min`, `max`, `rows`.
+
+use engine::job::{EngineChoice, JobSpec, SyncMode};
+use engine::machine::class::{DiskRule, FsRule};
+use engine::record::{ColumnId, Record, StorageClass};
+
+use crate::stats::{fmt_ns, fmt_sig};
+
+/// The published figures shipped with the project (imported, never shown as measured here).
+pub const PUBLISHED_CSV: (&str, &str) = (
+    "ec2-storage-2026-09-30_10-01.csv",
+    include_str!("../../fixtures/published/ec2-storage-2026-09-30_10-01.csv"),
+);
+
+/// Everything the placeholders draw on. [`PageFacts::from_code`] takes the code's own tables;
+/// tests build variations (a row removed or added) and see the page follow.
+pub struct PageFacts<'a> {
+    pub fs_rules: Vec<&'a FsRule>,
+    pub disk_rules: Vec<&'a DiskRule>,
+    pub fsync_options: Vec<(&'a str, &'a str)>,
+    pub columns: Vec<(ColumnId, JobSpec)>,
+    pub published: Vec<Record>,
+}
+
+impl PageFacts<'static> {
+    pub fn from_code() -> Self {
+        let opts = engine::suite::SuiteOptions::default();
+        let published = crate::import::csv_records(PUBLISHED_CSV.1, PUBLISHED_CSV.0)
+            .expect("the shipped published CSV parses (tested)");
+        PageFacts {
+            fs_rules: engine::machine::class::FS_RULES.iter().collect(),
+            disk_rules: engine::machine::class::DISK_RULES.iter().collect(),
+            fsync_options: engine::machine::storage::FSYNC_OPTIONS.to_vec(),
+            columns: ColumnId::ALL
+                .iter()
+                .map(|&c| (c, engine::suite::column_job(c, &opts, "suite.data".into())))
+                .collect(),
+            published,
+        }
+    }
+}
+
+/// Replace every placeholder in `md`. An unknown name or a bad argument is an error that names
+/// the placeholder.
+pub fn expand(md: &str, facts: &PageFacts) -> Result<String, String> {
+    let mut out = String::with_capacity(md.len());
+    let mut rest = md;
+    while let Some(start) = rest.find("{{") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let end = after
+            .find("}}")
+            .ok_or_else(|| format!("a `{{{{` without its `}}}}`: {:.40}", &rest[start..]))?;
+        let call = after[..end].trim();
+        out.push_str(&render_call(call, facts).map_err(|e| format!("{{{{ {call} }}}}: {e}"))?);
+        rest = &after[end + 2..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+fn render_call(call: &str, facts: &PageFacts) -> Result<String, String> {
+    let (name, args) = match call.split_once('(') {
+        Some((n, a)) => (
+            n.trim(),
+            a.trim_end()
+                .strip_suffix(')')
+                .ok_or("the argument list does not end with `)`")?,
+        ),
+        None => (call, ""),
+    };
+    let args = parse_args(args)?;
+    let only_args = |allowed: &[&str]| -> Result<(), String> {
+        match args.iter().find(|(k, _)| !allowed.contains(&k.as_str())) {
+            Some((k, _)) => Err(format!("unknown argument {k:?}")),
+            None => Ok(()),
+        }
+    };
+    match name {
+        "class_rules" => {
+            only_args(&[])?;
+            Ok(class_rules(&facts.fs_rules, &facts.disk_rules))
+        }
+        "flagged_mount_options" => {
+            only_args(&[])?;
+            Ok(flagged_mount_options(&facts.fsync_options))
+        }
+        "column_settings" => {
+            only_args(&[])?;
+            Ok(column_settings(&facts.columns))
+        }
+        "published" => {
+            only_args(&["class", "column", "figure", "stat", "variant"])?;
+            let get = |k: &str| args.iter().find(|(a, _)| a == k).map(|(_, v)| v.as_str());
+            let class = get("class").ok_or("needs class=\"...\"")?;
+            let class = StorageClass::parse(class).ok_or(format!("unknown class {class:?}"))?;
+            let column = get("column").ok_or("needs column=\"...\"")?;
+            let column = ColumnId::ALL
+                .into_iter()
+                .find(|c| c.as_str() == column)
+                .ok_or(format!("unknown column {column:?}"))?;
+            let figure = Figure::parse(get("figure").ok_or("needs figure=\"...\"")?)?;
+            let stat = get("stat").unwrap_or("range");
+            published(
+                &facts.published,
+                class,
+                get("variant"),
+                column,
+                figure,
+                stat,
+            )
+        }
+        other => Err(format!("unknown placeholder {other:?}")),
+    }
+}
+
+/// `key="value", key="value"`.
+fn parse_args(s: &str) -> Result<Vec<(String, String)>, String> {
+    let mut out = Vec::new();
+    let mut rest = s.trim();
+    while !rest.is_empty() {
+        let (key, after) = rest
+            .split_once('=')
+            .ok_or_else(|| format!("expected key=\"value\" at {rest:?}"))?;
+        let after = after.trim_start();
+        let after = after
+            .strip_prefix('"')
+            .ok_or_else(|| format!("the value of {} must be in double quotes", key.trim()))?;
+        let close = after
+            .find('"')
+            .ok_or_else(|| format!("the value of {} has no closing quote", key.trim()))?;
+        out.push((key.trim().to_string(), after[..close].to_string()));
+        rest = after[close + 1..].trim_start();
+        rest = rest.strip_prefix(',').unwrap_or(rest).trim_start();
+    }
+    Ok(out)
+}
+
+/// The storage-class rules in the order the code tries them: filesystem types first, then
+/// each disk at the bottom of the device chain.
+pub fn class_rules(fs_rules: &[&FsRule], disk_rules: &[&DiskRule]) -> String {
+    let mut md =
+        String::from("| # | looks at | matches when | rule | class |\n|---|---|---|---|---|\n");
+    let mut n = 0;
+    for r in fs_rules {
+        n += 1;
+        let types: Vec<String> = r.fstypes.iter().map(|t| format!("`{t}`")).collect();
+        md.push_str(&format!(
+            "| {n} | filesystem | type is {} | {} | `{}` |\n",
+            types.join(", "),
+            cell(r.why),
+            r.class
+        ));
+    }
+    for r in disk_rules {
+        n += 1;
+        md.push_str(&format!(
+            "| {n} | each disk | {} | {} | `{}` |\n",
+            cell(&r.test.describe()),
+            cell(r.name),
+            r.class
+        ));
+    }
+    md.push_str(&format!(
+        "| {} | — | nothing above matched | — | `{}` |\n",
+        n + 1,
+        StorageClass::Unknown
+    ));
+    md
+}
+
+/// The mount options the record flags as changing what `fdatasync` costs.
+pub fn flagged_mount_options(options: &[(&str, &str)]) -> String {
+    let mut md = String::from("| mount option | why it is flagged |\n|---|---|\n");
+    for (opt, why) in options {
+        md.push_str(&format!("| `{opt}` | {} |\n", cell(why)));
+    }
+    md
+}
+
+/// Each column's job as the suite builds it, and the backend `--engine auto` picks for it.
+pub fn column_settings(columns: &[(ColumnId, JobSpec)]) -> String {
+    let mut md = String::from(
+        "| column | pattern | block | jobs × in flight | after each write | `auto` on a disk | `auto` on tmpfs/ramfs |\n|---|---|---|---|---|---|---|\n",
+    );
+    let backend = |depth: u32, memory: bool| {
+        if EngineChoice::auto_wants_uring(depth, memory) {
+            "io_uring"
+        } else {
+            "psync"
+        }
+    };
+    for (c, job) in columns {
+        let sync = match job.sync {
+            SyncMode::None => "—".to_string(),
+            SyncMode::Fdatasync(1) => "`fdatasync`".to_string(),
+            SyncMode::Fdatasync(n) => format!("`fdatasync` every {n}"),
+            other => format!("`{}`", other.record_name()),
+        };
+        md.push_str(&format!(
+            "| `{}` | {} | {} | {} × {} | {} | {} | {} |\n",
+            c.as_str(),
+            job.pattern.fio_name(),
+            engine::job::format_size(job.block_size),
+            job.numjobs,
+            job.iodepth,
+            sync,
+            backend(job.iodepth, false),
+            backend(job.iodepth, true),
+        ));
+    }
+    md
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Figure {
+    Iops,
+    MibS,
+    P99,
+    Mean,
+}
+
+impl Figure {
+    fn parse(s: &str) -> Result<Figure, String> {
+        Ok(match s {
+            "iops" => Figure::Iops,
+            "mib_s" => Figure::MibS,
+            "p99" => Figure::P99,
+            "mean" => Figure::Mean,
+            other => return Err(format!("unknown figure {other:?} (iops, mib_s, p99, mean)")),
+        })
+    }
+
+    fn of(self, rec: &Record, column: ColumnId) -> Option<f64> {
+        let d = rec
+            .tests
+            .iter()
+            .find(|t| t.column() == Some(column))?
+            .main_direction()?;
+        match self {
+            Figure::Iops => Some(d.iops),
+            Figure::MibS => Some(d.mib_s),
+            // In nanoseconds.
+            Figure::P99 => d.lat_ns.as_ref()?.p99.map(|ns| ns as f64),
+            Figure::Mean => (d.iops > 0.0).then(|| 1e9 / d.iops),
+        }
+        .filter(|v| v.is_finite())
+    }
+
+    fn format(self, v: f64) -> String {
+        match self {
+            Figure::Iops => format!("{} IOPS", fmt_sig(v)),
+            Figure::MibS => format!("{} MiB/s", fmt_sig(v)),
+            Figure::P99 | Figure::Mean => fmt_ns(v),
+        }
+    }
+}
+
+/// One figure over the published rows of a class (and variant).
+pub fn published(
+    records: &[Record],
+    class: StorageClass,
+    variant: Option<&str>,
+    column: ColumnId,
+    figure: Figure,
+    stat: &str,
+) -> Result<String, String> {
+    let mut values: Vec<f64> = records
+        .iter()
+        .filter(|r| r.storage.class == class)
+        .filter(|r| variant.is_none_or(|v| r.runner.variant.as_deref() == Some(v)))
+        .filter_map(|r| figure.of(r, column))
+        .collect();
+    if values.is_empty() {
+        return Err(format!(
+            "no published row of class {class} has {figure:?} for {column:?}"
+        ));
+    }
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    let median = if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        (values[n / 2 - 1] + values[n / 2]) / 2.0
+    };
+    let (min, max) = (values[0], values[n - 1]);
+    Ok(match stat {
+        "range" => format!(
+            "{}–{} (median {}, {n} published rows)",
+            figure.format(min),
+            figure.format(max),
+            figure.format(median)
+        ),
+        "median" => figure.format(median),
+        "min" => figure.format(min),
+        "max" => figure.format(max),
+        "rows" => n.to_string(),
+        other => {
+            return Err(format!(
+                "unknown stat {other:?} (range, median, min, max, rows)"
+            ));
+        }
+    })
+}
+
+/// Text safe inside a Markdown table cell.
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use engine::machine::class::{DISK_RULES, DiskTest, FS_RULES};
+    use engine::machine::storage::FSYNC_OPTIONS;
+
+    fn page(name: &str) -> String {
+        crate::content::pages(None)
+            .unwrap()
+            .into_iter()
+            .find(|p| p.name == name)
+            .unwrap_or_else(|| panic!("no page {name}"))
+            .html
+    }
+
+    /// What a Markdown cell becomes in HTML (backticks to <code>, quotes smartened), enough
+    /// to find a rule's name on the rendered page.
+    fn html_of(md: &str) -> String {
+        crate::content::render(md).1
+    }
+
+    #[test]
+    fn every_class_rule_in_the_code_is_on_the_methodology_page() {
+        let html = page("methodology");
+        for r in DISK_RULES {
+            let name = html_of(r.name);
+            let name = name
+                .trim()
+                .trim_start_matches("<p>")
+                .trim_end_matches("</p>");
+            assert!(html.contains(name), "rule {:?} is not on the page", r.name);
+        }
+        for r in FS_RULES {
+            assert!(
+                html.contains(r.why),
+                "fs rule {:?} is not on the page",
+                r.why
+            );
+            for t in r.fstypes {
+                assert!(html.contains(&format!("<code>{t}</code>")), "{t}");
+            }
+        }
+    }
+
+    #[test]
+    fn removing_or_adding_a_class_rule_changes_the_table() {
+        let facts = PageFacts::from_code();
+        let full = class_rules(&facts.fs_rules, &facts.disk_rules);
+        let without_ebs: Vec<&DiskRule> = facts
+            .disk_rules
+            .iter()
+            .copied()
+            .filter(|r| r.name != "Amazon EBS volume")
+            .collect();
+        let less = class_rules(&facts.fs_rules, &without_ebs);
+        assert!(full.contains("Amazon EBS volume") && !less.contains("Amazon EBS volume"));
+        assert_eq!(full.lines().count(), less.lines().count() + 1);
+
+        let extra = DiskRule {
+            name: "a disk nobody has seen",
+            class: StorageClass::LocalNvme,
+            test: DiskTest::ModelIs("Unseen SSD 9000"),
+        };
+        let mut more = facts.disk_rules.clone();
+        more.insert(0, &extra);
+        let added = class_rules(&facts.fs_rules, &more);
+        assert!(added.contains("a disk nobody has seen") && added.contains("\"Unseen SSD 9000\""));
+        // The order is the code's: the new first disk rule comes right after the fs rules.
+        let pos = |t: &str, s: &str| t.find(s).unwrap();
+        assert!(pos(&added, "Unseen SSD") < pos(&added, "EC2 instance store"));
+    }
+
+    #[test]
+    fn flagged_mount_options_come_from_the_engines_table() {
+        let html = page("methodology");
+        for (opt, why) in FSYNC_OPTIONS {
+            assert!(
+                html.contains(&format!("<code>{opt}</code>")),
+                "{opt} not on the page"
+            );
+            let why = html_of(why);
+            let why = why
+                .trim()
+                .trim_start_matches("<p>")
+                .trim_end_matches("</p>");
+            assert!(html.contains(why), "{why} not on the page");
+        }
+        let md = flagged_mount_options(&FSYNC_OPTIONS[1..]);
+        assert!(!md.contains("`nobarrier`"));
+        let mut more = FSYNC_OPTIONS.to_vec();
+        more.push(("data=journal", "data goes through the journal"));
+        assert!(flagged_mount_options(&more).contains("`data=journal`"));
+    }
+
+    #[test]
+    fn column_settings_and_the_auto_engine_come_from_the_suite() {
+        let facts = PageFacts::from_code();
+        let md = column_settings(&facts.columns);
+        // qd1-read: 4 KiB random reads, one job, depth 1, psync under auto.
+        assert!(
+            md.contains("| `qd1-read` | randread | 4 KiB | 1 × 1 | — | psync | psync |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| `rand-read` | randread | 4 KiB | 4 × 32 | — | io_uring | psync |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| `sync-write` | write | 4 KiB | 1 × 1 | `fdatasync` | psync | psync |")
+        );
+        let html = page("methodology");
+        for c in ColumnId::ALL {
+            assert!(
+                html.contains(&format!("<code>{}</code>", c.as_str())),
+                "{c:?}"
+            );
+        }
+        // One column fewer, one row fewer.
+        let less = column_settings(&facts.columns[1..]);
+        assert_eq!(md.lines().count(), less.lines().count() + 1);
+        // A deeper qd1-read would switch auto to io_uring on a disk.
+        let mut deeper = facts.columns.clone();
+        for (c, job) in &mut deeper {
+            if *c == ColumnId::Qd1Read {
+                job.iodepth = 8;
+            }
+        }
+        assert!(
+            column_settings(&deeper)
+                .contains("| `qd1-read` | randread | 4 KiB | 1 × 8 | — | io_uring | psync |")
+        );
+    }
+
+    #[test]
+    fn published_figures_are_computed_from_the_shipped_csv() {
+        let facts = PageFacts::from_code();
+        let nvme_sync_p99 = published(
+            &facts.published,
+            StorageClass::LocalNvme,
+            None,
+            ColumnId::SyncWrite,
+            Figure::P99,
+            "range",
+        )
+        .unwrap();
+        // 26 local-NVMe rows, sync-write p99 19.3 to 185.3 us, median 42.75 us.
+        assert!(
+            nvme_sync_p99.contains("26 published rows"),
+            "{nvme_sync_p99}"
+        );
+        assert!(nvme_sync_p99.starts_with("19.3 µs–185"), "{nvme_sync_p99}");
+        let gp3 = published(
+            &facts.published,
+            StorageClass::Ebs,
+            Some("gp3 default"),
+            ColumnId::SeqRead,
+            Figure::MibS,
+            "median",
+        )
+        .unwrap();
+        assert_eq!(gp3, "401 MiB/s");
+        // Dropping the rows changes the figure: it is computed, not typed.
+        let fewer: Vec<Record> = facts
+            .published
+            .iter()
+            .filter(|r| !r.runner.label.starts_with("runson-m8id"))
+            .cloned()
+            .collect();
+        let other = published(
+            &fewer,
+            StorageClass::LocalNvme,
+            None,
+            ColumnId::SyncWrite,
+            Figure::P99,
+            "range",
+        )
+        .unwrap();
+        assert_ne!(other, nvme_sync_p99);
+        assert!(
+            published(
+                &facts.published,
+                StorageClass::VmDisk,
+                None,
+                ColumnId::SeqRead,
+                Figure::MibS,
+                "range"
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn placeholders_expand_and_bad_ones_say_which() {
+        let facts = PageFacts::from_code();
+        let md = expand("a {{ published(class=\"tmpfs\", column=\"qd1-read\", figure=\"mean\", stat=\"rows\") }} b", &facts).unwrap();
+        assert_eq!(md, "a 8 b");
+        let err = expand("{{ nope() }}", &facts).unwrap_err();
+        assert!(err.contains("unknown placeholder \"nope\""), "{err}");
+        let err = expand("{{ class_rules(x=\"1\") }}", &facts).unwrap_err();
+        assert!(err.contains("unknown argument \"x\""), "{err}");
+        assert!(expand("{{ class_rules()", &facts).is_err());
+        assert_eq!(
+            expand("no placeholders", &facts).unwrap(),
+            "no placeholders"
+        );
+    }
+
+    /// The figures the methodology page quotes from the project's fio fixture (clat vs lat).
+    #[test]
+    fn fio_fixture_clat_and_lat_figures_on_the_methodology_page_hold() {
+        let text = include_str!("../../fixtures/fio/fio-3.33-suite.json");
+        let v: serde_json::Value = serde_json::from_str(text).unwrap();
+        let p99 = |job: &str, dir: &str, kind: &str| -> f64 {
+            let j = v["jobs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|j| j["jobname"] == job)
+                .unwrap();
+            j[dir][kind]["percentile"]["99.000000"].as_f64().unwrap() / 1000.0
+        };
+        let (clat, lat) = (
+            p99("qd1-read", "read", "clat_ns"),
+            p99("qd1-read", "read", "lat_ns"),
+        );
+        let html = page("methodology");
+        let said = format!("{:.0} µs", clat);
+        assert!(html.contains(&said), "{said}");
+        let said = format!("{:.0} µs", lat);
+        assert!(html.contains(&said), "{said}");
+        let pct = format!("+{:.0}%", (lat / clat - 1.0) * 100.0);
+        assert!(html.contains(&pct), "{pct}");
+        for job in ["rand-read", "rand-write"] {
+            let dir = if job == "rand-read" { "read" } else { "write" };
+            let (c, l) = (p99(job, dir, "clat_ns"), p99(job, dir, "lat_ns"));
+            assert!(
+                l / c - 1.0 <= 0.01,
+                "{job}: the page says at most 1% at 4 × 32"
+            );
+        }
+    }
+
+    /// Issue 14: every page says where its claims come from. (A page added to `content/` needs
+    /// a `## Sources {#sources}` section too.)
+    #[test]
+    fn every_built_in_page_has_a_sources_section() {
+        for p in crate::content::pages(None).unwrap() {
+            assert!(
+                p.html.contains("<h2 id=\"sources\">Sources</h2>"),
+                "content/{}.md has no Sources section",
+                p.name
+            );
+        }
+    }
+
+    /// The guide says memory does "more than a thousand times" the synced writes of EBS.
+    #[test]
+    fn the_guides_thousand_times_claim_holds_on_the_published_rows() {
+        let facts = PageFacts::from_code();
+        let median = |class| {
+            published(
+                &facts.published,
+                class,
+                None,
+                ColumnId::SyncWrite,
+                Figure::Iops,
+                "median",
+            )
+            .unwrap()
+            .trim_end_matches(" IOPS")
+            .replace(',', "")
+            .parse::<f64>()
+            .unwrap()
+        };
+        assert!(median(StorageClass::Tmpfs) / median(StorageClass::Ebs) > 1000.0);
+        assert!(page("columns").contains("more than a thousand times fewer"));
+    }
+
+    /// The README's machine section lists the flagged options and the classes by hand; it must
+    /// name every entry of the code's tables.
+    #[test]
+    fn the_readme_names_every_flagged_option_and_class() {
+        let readme = include_str!("../../README.md");
+        let machine = readme
+            .split("<!-- section: machine -->")
+            .nth(1)
+            .and_then(|s| s.split("<!-- /section: machine -->").next())
+            .expect("README has a machine section");
+        for (opt, _) in FSYNC_OPTIONS {
+            assert!(machine.contains(&format!("`{opt}`")), "README: {opt}");
+        }
+        for c in StorageClass::ALL {
+            assert!(
+                machine.contains(&format!("| `{}` |", c.as_str())),
+                "README: {c}"
+            );
+        }
+    }
+}
