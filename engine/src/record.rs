@@ -563,6 +563,17 @@ pub struct CpuReference {
     pub threads: u32,
 }
 
+impl StepResult {
+    /// One word for the step's outcome: its verdict when it ran, else "failed" or "skipped".
+    pub fn verdict_word(&self) -> &'static str {
+        match self.status {
+            StepStatus::Ok => self.bound.as_str(),
+            StepStatus::Failed => "failed",
+            StepStatus::Skipped => "skipped",
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -684,7 +684,7 @@ fn steps_view(site: &Site, r: &RunnerSummary) -> Value {
                 "status": match s.status { StepStatus::Ok => "ok", StepStatus::Failed => "failed", StepStatus::Skipped => "skipped" },
                 "wall": if s.status == StepStatus::Ok { fmt_s(s.wall_s) } else { String::new() },
                 "median": fig.filter(|f| f.runs > 1).map(|f| format!("{} over {} runs", fmt_s(f.wall_s), f.runs)).unwrap_or_default(),
-                "cpu": if s.status == StepStatus::Ok && s.wall_s > 0.0 { format!("{:.0}%", (s.user_s + s.sys_s) / s.wall_s * 100.0) } else { String::new() },
+                "cpu": if s.status == StepStatus::Ok && s.wall_s > 0.0 { engine::units::format_cores_busy(s.user_s + s.sys_s, s.wall_s, Some(rec.runner.vcpus)) } else { String::new() },
                 "bound": s.bound.as_str(), "why": s.why, "reason": s.reason.clone().unwrap_or_default(),
                 "tail": s.output_tail.clone().unwrap_or_default(),
                 "stall": s.io_pressure_s.map(fmt_s).unwrap_or_default(),
