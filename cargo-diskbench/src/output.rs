@@ -481,6 +481,47 @@ pub fn steps_table(steps: &[StepResult], vcpus: Option<u32>) -> String {
     out
 }
 
+/// What a run leaves in the project, said once at the end: the records folder (kept, runs
+/// accumulate there) and the site (replaced on every run), and, inside a git work tree whose
+/// `.gitignore` does not name them, the lines that keep them out of git.
+pub fn left_in_project(results: &std::path::Path, site: Option<&std::path::Path>) -> String {
+    let mut out = format!(
+        "left here: {}/ (the records; every run adds one, the site is rendered from all of \
+         them)",
+        results.display()
+    );
+    if let Some(site) = site {
+        out.push_str(&format!(
+            " and {}/ (the report, replaced on every run; open {})",
+            site.display(),
+            site.join("index.html").display()
+        ));
+    }
+    let mut text = wrap(&out, "", "  ");
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let in_git = cwd.ancestors().any(|d| d.join(".git").exists());
+    let ignored = std::fs::read_to_string(cwd.join(".gitignore")).unwrap_or_default();
+    let missing: Vec<String> = std::iter::once(results)
+        .chain(site)
+        .filter(|p| p.is_relative())
+        .map(|p| format!("/{}/", p.display().to_string().trim_end_matches('/')))
+        .filter(|line| {
+            let bare = line.trim_matches('/');
+            !ignored
+                .lines()
+                .map(|l| l.trim().trim_matches('/'))
+                .any(|l| l == bare)
+        })
+        .collect();
+    if in_git && !missing.is_empty() {
+        text.push_str(&format!(
+            "to keep them out of git (or commit the records to keep a history):\n  printf '{}' >> .gitignore\n",
+            missing.iter().map(|m| format!("{m}\\n")).collect::<String>()
+        ));
+    }
+    text
+}
+
 /// Write `text` to stdout, or to stderr when stdout carries the JSON record.
 pub fn print(text: &str, to_stderr: bool) {
     if to_stderr {

@@ -132,7 +132,11 @@ impl Site<'_> {
         if let Some(it) = &r.instance_type {
             detail.push(it.clone());
         }
-        detail.push(format!("{} vCPU", r.vcpus));
+        detail.push(if r.vcpus > 0 {
+            format!("{} vCPU", r.vcpus)
+        } else {
+            "vCPUs unknown".into()
+        });
         if let Some(v) = &r.variant {
             detail.push(v.clone());
         }
@@ -297,6 +301,29 @@ impl Site<'_> {
             })
             .collect();
         ctx.insert("runs", &runs);
+        // Jobs that are not one of the six columns (imported fio jobs with other settings):
+        // shown with their settings, never ranked in a column.
+        let jobs: Vec<Value> = r
+            .runs
+            .iter()
+            .flat_map(|&i| {
+                let rec = self.ds.record(i);
+                rec.tests.iter().filter(|t| t.column().is_none()).map(move |t| {
+                    let dir = t.main_direction();
+                    json!({
+                        "date": rec.started_at.replace('T', " ").trim_end_matches('Z').to_string(),
+                        "name": t.id,
+                        "settings": crate::import::settings_text(&t.job),
+                        "engine": t.engine.used,
+                        "iops": dir.map(|d| fmt_sig(d.iops)).unwrap_or_else(|| "–".into()),
+                        "mib_s": dir.map(|d| fmt_sig(d.mib_s)).unwrap_or_else(|| "–".into()),
+                        "p99": t.p99_ns().map(|p| fmt_ns(p as f64)).unwrap_or_default(),
+                        "notes": t.notes,
+                    })
+                })
+            })
+            .collect();
+        ctx.insert("jobs", &jobs);
         let (svg, lat_rows, merged_runs) = self.latency(r, scratch);
         ctx.insert("cdf_svg", &svg);
         ctx.insert("lat_rows", &lat_rows);
@@ -523,8 +550,23 @@ fn facts(r: &RunnerSummary, rec: &Record) -> Vec<(String, String)> {
     let mut f = vec![
         ("Architecture".into(), run.arch.clone()),
         ("CPU".into(), run.cpu_model.clone()),
-        ("vCPUs".into(), run.vcpus.to_string()),
-        ("Memory".into(), format!("{:.1} GiB", run.memory_gib)),
+        // 0 is what a record holds when the machine was not described (imported figures).
+        (
+            "vCPUs".into(),
+            if run.vcpus > 0 {
+                run.vcpus.to_string()
+            } else {
+                "unknown".into()
+            },
+        ),
+        (
+            "Memory".into(),
+            if run.memory_gib > 0.0 {
+                format!("{:.1} GiB", run.memory_gib)
+            } else {
+                "unknown".into()
+            },
+        ),
         ("Kernel".into(), run.kernel.clone()),
         ("OS".into(), run.os.clone()),
     ];

@@ -254,6 +254,18 @@ pub fn exec(args: RunArgs) -> Result<()> {
         })?;
         output::print(&format!("site: {}\n", out.display()), json_to_stdout);
     }
+    let site_out = (!args.record.no_site).then(|| {
+        args.record
+            .site_out
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_SITE_DIR))
+    });
+    if !args.quiet {
+        eprint!(
+            "{}",
+            output::left_in_project(&results_dir, site_out.as_deref())
+        );
+    }
     Ok(())
 }
 

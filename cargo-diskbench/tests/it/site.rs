@@ -736,3 +736,54 @@ fn pages_render_in_chromium_without_console_errors() {
     }
     eprintln!("screenshots in {}", shots.display());
 }
+
+/// An imported fio run whose rand-read job ran 2 jobs x 16 (the column is 4 x 32): that job
+/// is shown as its own job with its settings and notes, never ranked in the rand-read column;
+/// the machine fio does not describe reads "unknown"; the source is the file's name, not the
+/// relative path typed at import, and the page says it was imported from a file.
+#[test]
+fn imported_fio_jobs_are_columns_only_with_the_columns_settings() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (results, out) = (tmp.path().join("results"), tmp.path().join("site"));
+    let text =
+        std::fs::read_to_string(common::repo_root().join("fixtures/fio/fio-3.33-suite.json"))
+            .unwrap()
+            .replacen("\"numjobs\" : \"4\"", "\"numjobs\" : \"2\"", 1);
+    let sub = tmp.path().join("runs");
+    std::fs::create_dir(&sub).unwrap();
+    std::fs::write(sub.join("fio-2x.json"), &text).unwrap();
+    let out_import = common::bin()
+        .current_dir(tmp.path())
+        .args(["import", "runs/../runs/fio-2x.json", "--results"])
+        .arg(&results)
+        .args(["--label", "fio-local"])
+        .output()
+        .unwrap();
+    ok(&out_import);
+    ok(&site(&results, &out, &[]));
+    let pages = check_site(&out);
+    let page = &pages[Path::new("runners/fio-local.html")];
+    assert!(page.contains("imported from a file"), "{page}");
+    assert!(!page.contains("published elsewhere"), "{page}");
+    assert!(page.contains("imported:fio (fio-2x.json)"), "{page}");
+    assert!(!page.contains("runs/../runs"), "{page}");
+    assert!(
+        !page.contains("0 vCPU") && !page.contains("0.0 GiB"),
+        "{page}"
+    );
+    assert!(page.contains("<dt>vCPUs</dt><dd>unknown</dd>"), "{page}");
+    assert!(page.contains("<dt>Memory</dt><dd>unknown</dd>"), "{page}");
+    // The job with other settings: its own row with its settings, its note in view.
+    assert!(page.contains("id=\"jobs\""), "{page}");
+    assert!(page.contains("rand-read (fio job)"), "{page}");
+    assert!(
+        page.contains("randread, 4 KiB, 2 jobs x 32 in flight"),
+        "{page}"
+    );
+    assert!(page.contains("not ranked in the column"), "{page}");
+    // Not ranked: the rand-read column page does not list this runner.
+    let by = &pages[Path::new("by/rand-read.html")];
+    assert!(!by.contains("fio-local"), "{by}");
+    let by = &pages[Path::new("by/rand-write.html")];
+    assert!(by.contains("fio-local"), "{by}");
+}
