@@ -484,7 +484,11 @@ pub fn steps_table(steps: &[StepResult], vcpus: Option<u32>) -> String {
 /// What a run leaves in the project, said once at the end: the records folder (kept, runs
 /// accumulate there) and the site (replaced on every run), and, inside a git work tree whose
 /// `.gitignore` does not name them, the lines that keep them out of git.
-pub fn left_in_project(results: &std::path::Path, site: Option<&std::path::Path>) -> String {
+pub fn left_in_project(
+    results: &std::path::Path,
+    site: Option<&std::path::Path>,
+    cwd: &std::path::Path,
+) -> String {
     let mut out = format!(
         "left here: {}/ (the records; every run adds one, the site is rendered from all of \
          them)",
@@ -498,7 +502,6 @@ pub fn left_in_project(results: &std::path::Path, site: Option<&std::path::Path>
         ));
     }
     let mut text = wrap(&out, "", "  ");
-    let cwd = std::env::current_dir().unwrap_or_default();
     let in_git = cwd.ancestors().any(|d| d.join(".git").exists());
     let ignored = std::fs::read_to_string(cwd.join(".gitignore")).unwrap_or_default();
     let missing: Vec<String> = std::iter::once(results)
@@ -647,5 +650,46 @@ mod steps_table_tests {
         }))
         .expect("a valid test result");
         assert_eq!(headline(&t), "22,228 IOPS");
+    }
+}
+
+#[cfg(test)]
+mod left_in_project_tests {
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn offers_the_gitignore_lines_only_in_git_and_only_for_what_is_not_ignored() {
+        let d = tempfile::tempdir().unwrap();
+        let (results, site) = (Path::new("diskbench-results"), Path::new("diskbench-site"));
+        let text = left_in_project(results, Some(site), d.path());
+        assert!(text.contains("diskbench-results/ (the records"), "{text}");
+        assert!(text.contains("diskbench-site/index.html"), "{text}");
+        assert!(!text.contains(".gitignore"), "not a git work tree: {text}");
+
+        std::fs::create_dir(d.path().join(".git")).unwrap();
+        let text = left_in_project(results, Some(site), d.path());
+        assert!(
+            text.contains("printf '/diskbench-results/\\n/diskbench-site/\\n' >> .gitignore"),
+            "{text}"
+        );
+        std::fs::write(d.path().join(".gitignore"), "target\ndiskbench-site/\n").unwrap();
+        let text = left_in_project(results, Some(site), d.path());
+        assert!(
+            text.contains("printf '/diskbench-results/\\n' >> .gitignore"),
+            "{text}"
+        );
+        std::fs::write(
+            d.path().join(".gitignore"),
+            "/diskbench-results\ndiskbench-site\n",
+        )
+        .unwrap();
+        assert!(!left_in_project(results, Some(site), d.path()).contains(".gitignore"));
+        // An absolute --results is not the project's business.
+        let text = left_in_project(Path::new("/tmp/r"), None, d.path());
+        assert!(!text.contains(".gitignore"), "{text}");
+        for line in text.lines() {
+            assert!(line.chars().count() <= WIDTH, "{line}");
+        }
     }
 }

@@ -263,7 +263,11 @@ pub fn exec(args: RunArgs) -> Result<()> {
     if !args.quiet {
         eprint!(
             "{}",
-            output::left_in_project(&results_dir, site_out.as_deref())
+            output::left_in_project(
+                &results_dir,
+                site_out.as_deref(),
+                &std::env::current_dir().unwrap_or_default()
+            )
         );
     }
     Ok(())
