@@ -655,7 +655,7 @@ fn rotational(r: Option<bool>) -> &'static str {
     match r {
         Some(true) => "yes",
         Some(false) => "no",
-        None => "?",
+        None => "unknown",
     }
 }
 
