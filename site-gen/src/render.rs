@@ -408,9 +408,26 @@ impl Site<'_> {
                         })
                     })
                     .collect();
+                // The step's time on each runner, so a site with few runners still shows it.
+                let mut times: Vec<(&crate::model::RunnerSummary, &crate::model::StepFigure)> = Vec::new();
+                for r in &self.ds.runners {
+                    if let Some(f) = r.steps.iter().find(|f| f.id == s.id) {
+                        times.push((r, f));
+                    }
+                }
+                times.sort_by(|a, b| a.1.wall_s.total_cmp(&b.1.wall_s));
+                let times: Vec<Value> = times
+                    .into_iter()
+                    .map(|(r, f)| json!({
+                        "label": r.label, "href": format!("runners/{}.html", r.slug),
+                        "class": r.class.as_str(), "class_title": r.class.title(),
+                        "wall": if f.runs > 0 { fmt_s(f.wall_s) } else { "–".into() },
+                        "runs": f.runs, "failed": f.failed,
+                    }))
+                    .collect();
                 json!({
                     "id": s.id, "name": s.name, "follows": s.follows, "conclusion": s.conclusion,
-                    "failed_runners": s.failed_runners, "pairs": pairs,
+                    "failed_runners": s.failed_runners, "pairs": pairs, "times": times,
                 })
             })
             .collect();

@@ -734,7 +734,162 @@ fn pages_render_in_chromium_without_console_errors() {
             );
         }
     }
+    // At phone width (390 px) nothing may stick out of the page, except inside a container
+    // that scrolls sideways, and such a container must show that it scrolls (its shadow).
+    // A copy of each page gets a probe script (the site itself has none) that measures the
+    // laid-out page and writes what it found into the DOM, which --dump-dom prints.
+    for page in [
+        "index.html",
+        "runners/i7i-large-nvme.html",
+        "runners/ubuntu-24-04.html",
+        "steps.html",
+        "by/qd1-read.html",
+        "columns.html",
+        "verdicts.html",
+        "methodology.html",
+    ] {
+        let report = phone_overflow(&chrome, &out.join(page));
+        assert!(
+            report.overflowing.is_empty() && report.page_width <= report.viewport,
+            "{page} at 390 px: the page is {} px wide in a {} px viewport; sticking out: {:#?}",
+            report.page_width,
+            report.viewport,
+            report.overflowing
+        );
+        assert!(
+            report.unhinted.is_empty(),
+            "{page} at 390 px: containers that scroll without a visible hint: {:#?}",
+            report.unhinted
+        );
+    }
+    // The detector sees overflow where there is some: a wide block outside any scroller.
+    let wide = out.join("wide-control.html");
+    std::fs::write(
+        &wide,
+        "<!doctype html><meta name=viewport content=\"width=device-width\"><body>\
+         <div style=\"width:900px\">x</div><div style=\"overflow-x:auto\">\
+         <div style=\"width:900px\">y</div></div>",
+    )
+    .unwrap();
+    let report = phone_overflow(&chrome, &wide);
+    assert!(
+        report.page_width > report.viewport && report.unhinted.len() == 1,
+        "the overflow probe sees nothing on a page that overflows: {report:?}"
+    );
+    // The phone screenshots of the pages that broke before, to look at.
+    for (name, page) in [
+        ("runner-steps", "runners/ubuntu-24-04.html"),
+        ("steps", "steps.html"),
+    ] {
+        let png = shots.join(format!("{name}-phone.png"));
+        screenshot(&chrome, &out.join(page), &png, 390, 3000);
+    }
     eprintln!("screenshots in {}", shots.display());
+}
+
+/// What the phone-width probe found on one page.
+#[derive(Debug)]
+struct OverflowReport {
+    viewport: u64,
+    page_width: u64,
+    /// Elements whose right edge is past the viewport and not inside a scroll container.
+    overflowing: Vec<String>,
+    /// Scroll containers that overflow but show no shadow or hint.
+    unhinted: Vec<String>,
+}
+
+const OVERFLOW_PROBE: &str = r#"<script>
+addEventListener('load', () => {
+  const vw = document.documentElement.clientWidth;
+  const scrolls = s => s.overflowX === 'auto' || s.overflowX === 'scroll';
+  const scroller = el => {
+    for (let a = el.parentElement; a && a !== document.body; a = a.parentElement) {
+      if (scrolls(getComputedStyle(a))) return a;
+    }
+    return null;
+  };
+  const name = el => el.tagName.toLowerCase() + (typeof el.className === 'string' && el.className
+    ? '.' + el.className.trim().split(/\s+/).join('.') : '');
+  const overflowing = [], unhinted = [];
+  for (const el of document.body.querySelectorAll('*')) {
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 || r.right <= vw + 1) continue;
+    const box = scroller(el);
+    if (box && box.getBoundingClientRect().right <= vw + 1) continue;
+    overflowing.push(name(el) + ' right=' + Math.round(r.right) + ' "' + (el.textContent || '').trim().slice(0, 40) + '"');
+  }
+  for (const el of document.body.querySelectorAll('*')) {
+    const s = getComputedStyle(el);
+    if (scrolls(s) && el.scrollWidth > el.clientWidth + 1 && s.backgroundImage === 'none' && s.boxShadow === 'none') {
+      unhinted.push(name(el));
+    }
+  }
+  const out = document.createElement('pre');
+  out.id = 'overflow-probe';
+  out.textContent = JSON.stringify({ vw, sw: document.documentElement.scrollWidth,
+    overflowing: overflowing.slice(0, 15), unhinted });
+  document.body.appendChild(out);
+});
+</script>"#;
+
+fn phone_overflow(chrome: &Path, page: &Path) -> OverflowReport {
+    let html = std::fs::read_to_string(page).unwrap();
+    let probe = page.with_file_name(format!(
+        "{}.probe.html",
+        page.file_stem().unwrap().to_string_lossy()
+    ));
+    let probed = match html.rfind("</body>") {
+        Some(i) => format!("{}{OVERFLOW_PROBE}{}", &html[..i], &html[i..]),
+        None => format!("{html}{OVERFLOW_PROBE}"),
+    };
+    std::fs::write(&probe, probed).unwrap();
+    let profile = tempfile::tempdir().unwrap();
+    let out = Command::new(chrome)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--no-first-run",
+            "--disable-extensions",
+            "--virtual-time-budget=2000",
+            "--window-size=390,2400",
+            "--dump-dom",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!("file://{}", probe.display()))
+        .output()
+        .expect("cannot start chromium");
+    std::fs::remove_file(&probe).unwrap();
+    let dom = String::from_utf8_lossy(&out.stdout);
+    let start = dom.find("<pre id=\"overflow-probe\">").unwrap_or_else(|| {
+        panic!(
+            "the probe did not run on {}: {}",
+            page.display(),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    let text = &dom[start + "<pre id=\"overflow-probe\">".len()..];
+    let text = &text[..text.find("</pre>").unwrap()];
+    let text = text
+        .replace("&quot;", "\"")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&");
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let list = |k: &str| -> Vec<String> {
+        v[k].as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_str().unwrap().to_string())
+            .collect()
+    };
+    OverflowReport {
+        viewport: v["vw"].as_u64().unwrap(),
+        page_width: v["sw"].as_u64().unwrap(),
+        overflowing: list("overflowing"),
+        unhinted: list("unhinted"),
+    }
 }
 
 /// An imported fio run whose rand-read job ran 2 jobs x 16 (the column is 4 x 32): that job
@@ -786,4 +941,45 @@ fn imported_fio_jobs_are_columns_only_with_the_columns_settings() {
     assert!(!by.contains("fio-local"), "{by}");
     let by = &pages[Path::new("by/rand-write.html")];
     assert!(by.contains("fio-local"), "{by}");
+}
+
+/// With fewer runners than a conclusion needs, steps.html still shows each step's time per
+/// runner and says what more runners would add, instead of tables of "-".
+#[test]
+fn steps_page_with_one_runner_shows_the_times_and_what_more_runners_add() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (results, out) = (tmp.path().join("results"), tmp.path().join("site"));
+    let rec = Fleet::small().record(0, 0);
+    let step = rec
+        .steps
+        .iter()
+        .find(|s| s.status == engine::record::StepStatus::Ok)
+        .expect("the fleet's first runner has a step that passed")
+        .clone();
+    engine::results::write_record(&results, &rec).unwrap();
+    ok(&site(&results, &out, &[]));
+    let pages = check_site(&out);
+    let steps = &pages[Path::new("steps.html")];
+    assert!(steps.contains("only 1 runner has"), "{steps}");
+    assert!(!steps.contains("only 1 runners"), "{steps}");
+    assert!(steps.contains("With 5 or more runners"), "{steps}");
+    assert!(
+        steps.contains(&format!(">{}</td>", engine::units::format_s(step.wall_s))),
+        "the step's time is not shown: {steps}"
+    );
+    assert!(steps.contains(&rec.runner.label), "{steps}");
+    assert!(!steps.contains("class=\"rho\""), "{steps}");
+    // The runner page: the same CPU figure as the terminal and the summary.
+    let runner = pages
+        .iter()
+        .find(|(p, _)| p.starts_with("runners"))
+        .map(|(_, t)| t)
+        .unwrap();
+    let cores = engine::units::format_cores_busy(
+        step.user_s + step.sys_s,
+        step.wall_s,
+        Some(rec.runner.vcpus),
+    );
+    assert!(runner.contains(&format!(">{cores}</td>")), "{runner}");
+    assert!(runner.contains("Cores busy"), "{runner}");
 }
