@@ -422,6 +422,14 @@ pub struct DirectionStats {
     pub lat_ns: Option<Latency>,
     /// HDR histogram (V2 + deflate), base64; absent for imported figures.
     pub hist: Option<String>,
+    /// Writes with a sync (`--fdatasync`/`--fsync`): the sync call alone, fio's `sync`
+    /// latency, where the backend times it apart from the write (psync). `lat_ns` above
+    /// stays write + sync. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync_lat_ns: Option<Latency>,
+    /// The histogram of `sync_lat_ns`, encoded as `hist`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync_hist: Option<String>,
 }
 
 /// Latency in nanoseconds. Imported figures often carry only some percentiles.

@@ -319,6 +319,7 @@ pub fn csv_records(text: &str, source_file: &str) -> std::result::Result<Vec<Rec
                     ..Latency::default()
                 }),
                 hist: None,
+                ..Default::default()
             };
             let (read, write) = if c.is_read() {
                 (Some(stats), None)
@@ -478,6 +479,7 @@ fn fio_direction(
         mib_s: d.get("bw_bytes").and_then(|v| v.as_f64()).unwrap_or(0.0) / (1 << 20) as f64,
         lat_ns: fio_latency(d, notes, which),
         hist: None,
+        ..Default::default()
     })
 }
 
