@@ -761,6 +761,15 @@ fn pages_render_in_chromium_without_console_errors() {
             "{page} at 390 px: containers that scroll without a visible hint: {:#?}",
             report.unhinted
         );
+        // The per-class tables of the index line up column for column.
+        if page == "index.html" {
+            assert!(report.columns.len() >= 3, "{report:?}");
+            assert!(
+                report.columns.windows(2).all(|w| w[0] == w[1]),
+                "per-class tables do not line up: {:?}",
+                report.columns
+            );
+        }
     }
     // The detector sees overflow where there is some: a wide block outside any scroller.
     let wide = out.join("wide-control.html");
@@ -796,6 +805,8 @@ struct OverflowReport {
     overflowing: Vec<String>,
     /// Scroll containers that overflow but show no shadow or hint.
     unhinted: Vec<String>,
+    /// Per runner table, where each heading starts (px from the table's left).
+    columns: Vec<Vec<u64>>,
 }
 
 const OVERFLOW_PROBE: &str = r#"<script>
@@ -824,10 +835,13 @@ addEventListener('load', () => {
       unhinted.push(name(el));
     }
   }
+  // Where each column starts in every per-class runner table (they must line up).
+  const columns = [...document.querySelectorAll('table.runners')].map(t =>
+    [...t.querySelectorAll('thead th')].map(th => Math.round(th.offsetLeft)));
   const out = document.createElement('pre');
   out.id = 'overflow-probe';
   out.textContent = JSON.stringify({ vw, sw: document.documentElement.scrollWidth,
-    overflowing: overflowing.slice(0, 15), unhinted });
+    overflowing: overflowing.slice(0, 15), unhinted, columns });
   document.body.appendChild(out);
 });
 </script>"#;
@@ -889,6 +903,18 @@ fn phone_overflow(chrome: &Path, page: &Path) -> OverflowReport {
         page_width: v["sw"].as_u64().unwrap(),
         overflowing: list("overflowing"),
         unhinted: list("unhinted"),
+        columns: v["columns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                t.as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_u64().unwrap())
+                    .collect()
+            })
+            .collect(),
     }
 }
 
@@ -982,4 +1008,40 @@ fn steps_page_with_one_runner_shows_the_times_and_what_more_runners_add() {
     );
     assert!(runner.contains(&format!(">{cores}</td>")), "{runner}");
     assert!(runner.contains("Cores busy"), "{runner}");
+}
+
+/// A reader of records builds without the measuring half: site-gen's normal dependencies do
+/// not include io-uring, rusqlite (bundled SQLite) or cargo_metadata.
+#[test]
+fn the_site_generator_does_not_depend_on_the_measuring_crates() {
+    let out = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .current_dir(common::repo_root())
+        .args([
+            "tree",
+            "-p",
+            "diskbench-site",
+            "-e",
+            "normal",
+            "--prefix",
+            "none",
+            "--offline",
+            "--locked",
+        ])
+        .output()
+        .expect("cannot run cargo tree");
+    let tree = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(tree.contains("diskbench-engine"), "{tree}");
+    for heavy in [
+        "io-uring ",
+        "rusqlite ",
+        "libsqlite3-sys ",
+        "cargo_metadata ",
+    ] {
+        assert!(!tree.contains(heavy), "site-gen pulls in {heavy}:\n{tree}");
+    }
 }
