@@ -64,6 +64,18 @@ impl SuiteProgress {
         self
     }
 
+    /// Only build steps run (`cargo diskbench steps`): no column bar, a spinner from the start.
+    pub fn steps_only(self) -> SuiteProgress {
+        if let Some(bar) = &self.bar {
+            bar.set_style(
+                ProgressStyle::with_template("{spinner} {elapsed_precise} {msg}")
+                    .expect("valid template"),
+            );
+            bar.set_message("reading the project");
+        }
+        self
+    }
+
     fn total(&self) -> String {
         format!("{}/{}", self.started, self.columns * self.repeats as usize)
     }

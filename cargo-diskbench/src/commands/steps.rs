@@ -94,9 +94,12 @@ pub fn exec(args: StepsArgs) -> Result<()> {
         ..Default::default()
     };
     let tests: &[TestResult] = columns.as_ref().map(|(t, _)| t.as_slice()).unwrap_or(&[]);
-    let mut progress = crate::output::SuiteProgress::new(false).with_steps(
-        crate::output::StepEstimates::from_results(&results_dir, &runner.label),
-    );
+    let mut progress = crate::output::SuiteProgress::new(false)
+        .with_steps(crate::output::StepEstimates::from_results(
+            &results_dir,
+            &runner.label,
+        ))
+        .steps_only();
     let results = steps::run_steps_with(&opts, tests, &mut |e| progress.step(&e))?;
     progress.finish();
 
