@@ -4,8 +4,10 @@
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
-use engine::record::{ColumnId, Headline, StepResult, StepStatus, TestResult};
+use engine::record::{ColumnId, Headline, Record, StepResult, StepStatus, TestResult};
 use engine::runner::Progress;
+use engine::steps::StepEvent;
+use engine::units::{format_cores_busy, format_figure, format_s};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// Progress of a suite run on stderr.
@@ -21,6 +23,10 @@ pub struct SuiteProgress {
     done_s: f64,
     current_s: f64,
     current: String,
+    /// Earlier times of the build steps on this machine, for estimates.
+    step_estimates: StepEstimates,
+    /// Whether build steps follow the columns (for the expected time up front).
+    steps_follow: bool,
 }
 
 impl SuiteProgress {
@@ -46,7 +52,28 @@ impl SuiteProgress {
             done_s: 0.0,
             current_s: 0.0,
             current: String::new(),
+            step_estimates: StepEstimates::default(),
+            steps_follow: false,
         }
+    }
+
+    /// Build steps follow the columns; `estimates` are their earlier times on this machine.
+    pub fn with_steps(mut self, estimates: StepEstimates) -> SuiteProgress {
+        self.steps_follow = true;
+        self.step_estimates = estimates;
+        self
+    }
+
+    /// Only build steps run (`cargo diskbench steps`): no column bar, a spinner from the start.
+    pub fn steps_only(self) -> SuiteProgress {
+        if let Some(bar) = &self.bar {
+            bar.set_style(
+                ProgressStyle::with_template("{spinner} {elapsed_precise} {msg}")
+                    .expect("valid template"),
+            );
+            bar.set_message("reading the project");
+        }
+        self
     }
 
     fn total(&self) -> String {
@@ -76,15 +103,20 @@ impl SuiteProgress {
                 if let Some(bar) = &self.bar {
                     bar.set_length((expected_s * 1000.0).max(1.0) as u64);
                 }
-                self.line(&format!(
-                    "running {columns} column(s){}, about {:.0} s",
-                    if *repeats > 1 {
-                        format!(" x {repeats} passes")
-                    } else {
-                        String::new()
-                    },
+                let passes = if *repeats > 1 {
+                    format!(" x {repeats} passes")
+                } else {
+                    String::new()
+                };
+                let mut text = format!(
+                    "running {columns} column(s){passes}: about {:.0} s of measuring plus laying \
+                     out the test file",
                     expected_s
-                ));
+                );
+                if self.steps_follow {
+                    text.push_str(&format!("; then {}", self.step_estimates.up_front()));
+                }
+                self.line(&text);
             }
             Progress::Pass { index, of } => self.line(&format!("pass {index} of {of}")),
             Progress::JobStart { name, expected_s } => {
@@ -128,9 +160,142 @@ impl SuiteProgress {
         }
     }
 
+    /// A build step starts or ends: on a terminal a spinner with the step's name, elapsed
+    /// time and estimate; elsewhere one line as it starts and one with its time and verdict.
+    pub fn step(&mut self, event: &StepEvent<'_>) {
+        if self.quiet {
+            return;
+        }
+        match event {
+            StepEvent::Planned { ids } => {
+                let total: Option<f64> = ids.iter().map(|id| self.step_estimates.get(id)).sum();
+                let about = match total {
+                    Some(t) if !ids.is_empty() => {
+                        format!(", about {} (the last run here)", format_s(t))
+                    }
+                    _ => String::new(),
+                };
+                self.line(&format!(
+                    "build steps: {}{about}",
+                    if ids.is_empty() {
+                        "none".to_string()
+                    } else {
+                        ids.join(", ")
+                    }
+                ));
+            }
+            StepEvent::Started { id, index, of } => {
+                let estimate = self
+                    .step_estimates
+                    .get(id)
+                    .map(|t| format!(" (last run here: {})", format_s(t)))
+                    .unwrap_or_default();
+                if let Some(bar) = &self.bar {
+                    bar.set_style(
+                        ProgressStyle::with_template("{spinner} {elapsed_precise} {msg}")
+                            .expect("valid template"),
+                    );
+                    bar.reset_elapsed();
+                    bar.set_message(format!("step {id} ({index}/{of}){estimate}"));
+                } else {
+                    eprintln!("[step {index}/{of}] {id}: running{estimate}");
+                }
+            }
+            StepEvent::Finished { result, index, of } => {
+                self.line(&format!(
+                    "[step {index}/{of}] {}: {}, {}",
+                    result.id,
+                    format_s(result.wall_s),
+                    result.verdict_word()
+                ));
+            }
+        }
+    }
+
     pub fn finish(&mut self) {
         if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
+        }
+    }
+}
+
+/// The build steps' times of the newest earlier record of this machine that has them.
+#[derive(Clone, Debug, Default)]
+pub struct StepEstimates {
+    wall_s: Vec<(String, f64)>,
+    /// The record they come from.
+    source: Option<String>,
+}
+
+impl StepEstimates {
+    /// From the newest measured record in `results_dir` for the runner `label` with at least
+    /// one step that ran; empty when there is none (a first run).
+    pub fn from_results(results_dir: &std::path::Path, label: &str) -> StepEstimates {
+        let Ok(entries) = std::fs::read_dir(results_dir) else {
+            return StepEstimates::default();
+        };
+        let mut best: Option<(String, Record, String)> = None;
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.extension().and_then(|e| e.to_str()) != Some("json") {
+                continue;
+            }
+            let Ok(meta) = std::fs::symlink_metadata(&path) else {
+                continue;
+            };
+            // Estimates are a courtesy: a file that is not a plain, sane-sized record is skipped.
+            if !meta.is_file() || meta.len() > 64 << 20 {
+                continue;
+            }
+            let Some(rec) = std::fs::read_to_string(&path)
+                .ok()
+                .and_then(|t| serde_json::from_str::<Record>(&t).ok())
+            else {
+                continue;
+            };
+            if rec.is_imported()
+                || rec.runner.label != label
+                || !rec.steps.iter().any(|s| s.status == StepStatus::Ok)
+            {
+                continue;
+            }
+            if best.as_ref().is_none_or(|(at, _, _)| rec.finished_at > *at) {
+                let name = path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                best = Some((rec.finished_at.clone(), rec, name));
+            }
+        }
+        let Some((_, rec, name)) = best else {
+            return StepEstimates::default();
+        };
+        StepEstimates {
+            wall_s: rec
+                .steps
+                .iter()
+                .filter(|s| s.status == StepStatus::Ok)
+                .map(|s| (s.id.clone(), s.wall_s))
+                .collect(),
+            source: Some(name),
+        }
+    }
+
+    pub fn get(&self, id: &str) -> Option<f64> {
+        self.wall_s.iter().find(|(i, _)| i == id).map(|(_, t)| *t)
+    }
+
+    /// What the build steps will take, said before the run starts.
+    fn up_front(&self) -> String {
+        match &self.source {
+            Some(source) => format!(
+                "the build steps, about {} going by the last run here ({source})",
+                format_s(self.wall_s.iter().map(|(_, t)| t).sum())
+            ),
+            None => "the build steps, which usually take longer than the columns: the first is \
+                     a cold cargo build of this project (minutes for a project with many \
+                     dependencies; --no-steps skips them)"
+                .to_string(),
         }
     }
 }
@@ -161,9 +326,13 @@ pub fn headline(r: &TestResult) -> String {
         return "-".into();
     };
     match r.column().map(|c| c.headline()) {
-        Some(Headline::MibPerSecond) => format!("{:.1} MiB/s", d.mib_s),
-        Some(Headline::Iops) => format!("{:.0} IOPS", d.iops),
-        None => format!("{:.0} IOPS, {:.1} MiB/s", d.iops, d.mib_s),
+        Some(Headline::MibPerSecond) => format!("{} MiB/s", format_figure(d.mib_s)),
+        Some(Headline::Iops) => format!("{} IOPS", format_figure(d.iops)),
+        None => format!(
+            "{} IOPS, {} MiB/s",
+            format_figure(d.iops),
+            format_figure(d.mib_s)
+        ),
     }
 }
 
@@ -227,43 +396,148 @@ pub fn table(tests: &[TestResult]) -> String {
     }
     for t in &sorted {
         if let Some(f) = &t.engine.fallback {
-            out.push_str(&format!("{}: fallback: {f}\n", t.id));
+            out.push_str(&wrap(&format!("{}: fallback: {f}", t.id), "", "    "));
         }
         for n in &t.notes {
-            out.push_str(&format!("{}: {n}\n", t.id));
+            out.push_str(&wrap(&format!("{}: {n}", t.id), "", "    "));
         }
     }
     out
+}
+
+/// Terminal width the tables are laid out for.
+pub const WIDTH: usize = 80;
+
+/// `text` broken at spaces into lines of at most [`WIDTH`] characters (a longer word stays
+/// whole), the first starting with `first`, the rest with `rest`; each ends in a newline.
+pub fn wrap(text: &str, first: &str, rest: &str) -> String {
+    let mut out = String::new();
+    let mut line = first.to_string();
+    let mut empty = true;
+    for word in text.split_whitespace() {
+        let len = line.chars().count();
+        if !empty && len + 1 + word.chars().count() > WIDTH {
+            out.push_str(&line);
+            out.push('\n');
+            line = rest.to_string();
+            empty = true;
+        }
+        if !empty {
+            line.push(' ');
+        }
+        line.push_str(word);
+        empty = false;
+    }
+    if !empty {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+/// The build steps, the same in `run` and `steps`: one row per step (id, verdict or status,
+/// wall time, cores busy), then its verdict sentence (or why it failed or was skipped) wrapped
+/// under the row, then a failed step's last lines of output. Empty when no step ran.
+pub fn steps_table(steps: &[StepResult], vcpus: Option<u32>) -> String {
+    if steps.is_empty() {
+        return String::new();
+    }
+    let id_w = steps
+        .iter()
+        .map(|s| s.id.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(4);
+    let mut out = format!(
+        "{:<id_w$}  {:<9}  {:>8}  {}\n",
+        "step",
+        "verdict",
+        "wall",
+        engine::units::CORES_BUSY
+    );
+    for s in steps {
+        let cores = if s.status == StepStatus::Ok {
+            format_cores_busy(s.user_s + s.sys_s, s.wall_s, vcpus)
+        } else {
+            "-".into()
+        };
+        out.push_str(&format!(
+            "{:<id_w$}  {:<9}  {:>8}  {cores}\n",
+            s.id,
+            s.verdict_word(),
+            format_s(s.wall_s),
+        ));
+        let detail = match s.status {
+            StepStatus::Ok => s.why.clone(),
+            StepStatus::Failed | StepStatus::Skipped => {
+                s.reason.clone().unwrap_or_else(|| s.why.clone())
+            }
+        };
+        out.push_str(&wrap(&detail, "    ", "    "));
+        if let Some(tail) = s.output_tail.as_deref().filter(|t| !t.is_empty()) {
+            for line in tail.lines() {
+                out.push_str(&format!("    | {line}\n"));
+            }
+        }
+    }
+    out.push_str(&format!(
+        "{}: {} ({}).\n",
+        engine::units::CORES_BUSY,
+        engine::units::CORES_BUSY_MEANS,
+        if vcpus.is_some_and(|v| v > 0) {
+            "of the machine's vCPUs"
+        } else {
+            "vCPUs unknown"
+        }
+    ));
+    out
+}
+
+/// What a run leaves in the project, said once at the end: the records folder (kept, runs
+/// accumulate there) and the site (replaced on every run), and, inside a git work tree whose
+/// `.gitignore` does not name them, the lines that keep them out of git.
+pub fn left_in_project(
+    results: &std::path::Path,
+    site: Option<&std::path::Path>,
+    cwd: &std::path::Path,
+) -> String {
+    let mut out = format!(
+        "left here: {}/ (the records; every run adds one, the site is rendered from all of \
+         them)",
+        results.display()
+    );
+    if let Some(site) = site {
+        out.push_str(&format!(
+            " and {}/ (the report, replaced on every run; open {})",
+            site.display(),
+            site.join("index.html").display()
+        ));
+    }
+    let mut text = wrap(&out, "", "  ");
+    let in_git = cwd.ancestors().any(|d| d.join(".git").exists());
+    let ignored = std::fs::read_to_string(cwd.join(".gitignore")).unwrap_or_default();
+    let missing: Vec<String> = std::iter::once(results)
+        .chain(site)
+        .filter(|p| p.is_relative())
+        .map(|p| format!("/{}/", p.display().to_string().trim_end_matches('/')))
+        .filter(|line| {
+            let bare = line.trim_matches('/');
+            !ignored
+                .lines()
+                .map(|l| l.trim().trim_matches('/'))
+                .any(|l| l == bare)
+        })
+        .collect();
+    if in_git && !missing.is_empty() {
+        text.push_str(&format!(
+            "to keep them out of git (or commit the records to keep a history):\n  printf '{}' >> .gitignore\n",
+            missing.iter().map(|m| format!("{m}\\n")).collect::<String>()
+        ));
+    }
+    text
 }
 
 /// Write `text` to stdout, or to stderr when stdout carries the JSON record.
-/// The build steps after the columns: status, wall time, verdict and why (or the reason a
-/// step failed or was skipped). Empty when no step ran.
-pub fn steps_table(steps: &[StepResult]) -> String {
-    let mut out = String::new();
-    for s in steps {
-        let (state, detail) = match s.status {
-            StepStatus::Ok => (s.bound.as_str().to_string(), s.why.clone()),
-            StepStatus::Failed => (
-                "failed".to_string(),
-                s.reason.clone().unwrap_or_else(|| s.why.clone()),
-            ),
-            StepStatus::Skipped => ("skipped".to_string(), s.reason.clone().unwrap_or_default()),
-        };
-        out.push_str(&format!(
-            "{:<14} {:>8.1} s  {:<9} {}\n",
-            s.id, s.wall_s, state, detail
-        ));
-    }
-    if !out.is_empty() {
-        out.insert_str(
-            0,
-            &format!("{:<14} {:>10}  {:<9} why\n", "step", "wall", "bound"),
-        );
-    }
-    out
-}
-
 pub fn print(text: &str, to_stderr: bool) {
     if to_stderr {
         let _ = std::io::stderr().write_all(text.as_bytes());
@@ -296,6 +570,8 @@ mod steps_table_tests {
         let ok = StepResult {
             id: "sqlite".into(),
             wall_s: 2.5,
+            user_s: 0.5,
+            sys_s: 0.4,
             bound: Bound::Latency,
             why: "2000 fdatasync calls".into(),
             ..Default::default()
@@ -304,17 +580,128 @@ mod steps_table_tests {
             id: "cargo-build".into(),
             status: StepStatus::Failed,
             reason: Some("exited with code 101".into()),
+            output_tail: Some("error[E0425]: x".into()),
             ..Default::default()
         };
-        let text = steps_table(&[ok, failed]);
+        let text = steps_table(&[ok, failed], Some(2));
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines.len(), 3, "{text}");
+        assert_eq!(lines.len(), 7, "{text}");
+        assert!(lines[0].starts_with("step") && lines[0].ends_with("cores busy"));
         assert!(
             lines[1].starts_with("sqlite") && lines[1].contains("latency"),
             "{text}"
         );
-        assert!(lines[1].contains("2.5 s") && lines[1].ends_with("2000 fdatasync calls"));
-        assert!(lines[2].contains("failed") && lines[2].ends_with("exited with code 101"));
-        assert_eq!(steps_table(&[]), "");
+        assert!(
+            lines[1].contains("2.50 s") && lines[1].ends_with("0.36 of 2"),
+            "{text}"
+        );
+        assert_eq!(lines[2], "    2000 fdatasync calls");
+        assert!(
+            lines[3].contains("failed") && lines[3].ends_with("-"),
+            "{text}"
+        );
+        assert_eq!(lines[4], "    exited with code 101");
+        assert_eq!(lines[5], "    | error[E0425]: x");
+        assert_eq!(steps_table(&[], Some(2)), "");
+    }
+
+    #[test]
+    fn a_long_verdict_wraps_under_its_row_within_80_columns() {
+        let why = "The machine stalled on I/O (PSI) for 45% of the wall time; storage traffic \
+                   120.3 MiB/s would take 60% of the time at this disk's sequential speed, \
+                   512.0 KiB per read/write call, 0.45 of 2 cores busy over 19.4 s (CPU time \
+                   / wall time): it waits on moving bytes.";
+        let step = StepResult {
+            id: "docker-build".into(),
+            wall_s: 19.4,
+            user_s: 5.0,
+            sys_s: 3.73,
+            bound: Bound::Bandwidth,
+            why: why.into(),
+            ..Default::default()
+        };
+        let text = steps_table(&[step], Some(2));
+        for line in text.lines() {
+            assert!(line.chars().count() <= WIDTH, "{line:?} in\n{text}");
+        }
+        let words: Vec<&str> = text
+            .lines()
+            .skip(2)
+            .take_while(|l| l.starts_with("    "))
+            .flat_map(|l| l.split_whitespace())
+            .collect();
+        assert_eq!(
+            words.join(" "),
+            why.split_whitespace().collect::<Vec<_>>().join(" ")
+        );
+        assert!(
+            text.lines().nth(1).unwrap().ends_with("0.45 of 2"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn short_steps_keep_their_digits_and_figures_have_separators() {
+        let step = StepResult {
+            id: "tiny".into(),
+            wall_s: 0.05,
+            ..Default::default()
+        };
+        assert!(steps_table(&[step], None).contains("0.050 s"));
+        // TestResult has no Default: built from JSON, as the integration tests do.
+        let t: TestResult = serde_json::from_value(serde_json::json!({
+            "id": "rand-read",
+            "job": { "rw": "randread", "bs": 4096, "iodepth": 32, "numjobs": 4,
+                     "size": 1u64 << 30, "direct": true, "sync": "none", "rwmixread": null },
+            "engine": { "used": "io_uring", "fallback": null, "direct": true },
+            "elapsed_s": 5.0,
+            "read": { "ios": 111142, "bytes": 455237632u64, "iops": 22228.4, "mib_s": 86.8,
+                      "lat_ns": null, "hist": null },
+            "write": null,
+            "cpu": { "user_s": 0.2, "sys_s": 1.1 },
+        }))
+        .expect("a valid test result");
+        assert_eq!(headline(&t), "22,228 IOPS");
+    }
+}
+
+#[cfg(test)]
+mod left_in_project_tests {
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn offers_the_gitignore_lines_only_in_git_and_only_for_what_is_not_ignored() {
+        let d = tempfile::tempdir().unwrap();
+        let (results, site) = (Path::new("diskbench-results"), Path::new("diskbench-site"));
+        let text = left_in_project(results, Some(site), d.path());
+        assert!(text.contains("diskbench-results/ (the records"), "{text}");
+        assert!(text.contains("diskbench-site/index.html"), "{text}");
+        assert!(!text.contains(".gitignore"), "not a git work tree: {text}");
+
+        std::fs::create_dir(d.path().join(".git")).unwrap();
+        let text = left_in_project(results, Some(site), d.path());
+        assert!(
+            text.contains("printf '/diskbench-results/\\n/diskbench-site/\\n' >> .gitignore"),
+            "{text}"
+        );
+        std::fs::write(d.path().join(".gitignore"), "target\ndiskbench-site/\n").unwrap();
+        let text = left_in_project(results, Some(site), d.path());
+        assert!(
+            text.contains("printf '/diskbench-results/\\n' >> .gitignore"),
+            "{text}"
+        );
+        std::fs::write(
+            d.path().join(".gitignore"),
+            "/diskbench-results\ndiskbench-site\n",
+        )
+        .unwrap();
+        assert!(!left_in_project(results, Some(site), d.path()).contains(".gitignore"));
+        // An absolute --results is not the project's business.
+        let text = left_in_project(Path::new("/tmp/r"), None, d.path());
+        assert!(!text.contains(".gitignore"), "{text}");
+        for line in text.lines() {
+            assert!(line.chars().count() <= WIDTH, "{line}");
+        }
     }
 }

@@ -473,13 +473,17 @@ pub fn parse(args: &[String]) -> Result<FioInvocation> {
         }
     };
     if ioengine != "psync" && ioengine != "io_uring" {
+        // Say which backend this job really runs on, not the rule for every depth.
+        let backend = if sync_engine {
+            "psync backend (pread/pwrite)"
+        } else if iodepth_asked > 1 {
+            "io_uring backend (psync, with the reason noted, where io_uring is refused)"
+        } else {
+            "psync backend: at --iodepth=1 one pread/pwrite per I/O is the cheapest; a deeper \
+             --iodepth runs on io_uring"
+        };
         notes.push(format!(
-            "--ioengine={ioengine} runs on our {} backend",
-            if sync_engine {
-                "psync"
-            } else {
-                "io_uring (psync at --iodepth=1)"
-            }
+            "--ioengine={ioengine} is not itself used: this job runs on our {backend}"
         ));
     }
     // A synchronous engine has one I/O in flight whatever iodepth says (fio ignores it too).

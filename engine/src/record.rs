@@ -422,6 +422,14 @@ pub struct DirectionStats {
     pub lat_ns: Option<Latency>,
     /// HDR histogram (V2 + deflate), base64; absent for imported figures.
     pub hist: Option<String>,
+    /// Writes with a sync (`--fdatasync`/`--fsync`): the sync call alone, fio's `sync`
+    /// latency, where the backend times it apart from the write (psync). `lat_ns` above
+    /// stays write + sync. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync_lat_ns: Option<Latency>,
+    /// The histogram of `sync_lat_ns`, encoded as `hist`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync_hist: Option<String>,
 }
 
 /// Latency in nanoseconds. Imported figures often carry only some percentiles.
@@ -561,6 +569,17 @@ pub struct CpuReference {
     /// The same work spread over `threads` threads, units per second in total.
     pub all_threads_ops_s: f64,
     pub threads: u32,
+}
+
+impl StepResult {
+    /// One word for the step's outcome: its verdict when it ran, else "failed" or "skipped".
+    pub fn verdict_word(&self) -> &'static str {
+        match self.status {
+            StepStatus::Ok => self.bound.as_str(),
+            StepStatus::Failed => "failed",
+            StepStatus::Skipped => "skipped",
+        }
+    }
 }
 
 #[cfg(test)]

@@ -359,6 +359,13 @@ fn summarise(
             ios += s.ios[d];
             bytes += s.bytes[d];
         }
+        let mut sync = LatencyHist::new();
+        if d == WRITE {
+            for s in stats {
+                sync.merge(&s.sync_hist);
+            }
+        }
+        let synced = sync.count() > 0;
         DirectionStats {
             ios,
             bytes,
@@ -366,6 +373,8 @@ fn summarise(
             mib_s: bytes as f64 / elapsed / (1024.0 * 1024.0),
             lat_ns: Some(hist.latency()),
             hist: Some(hist.encode()),
+            sync_lat_ns: synced.then(|| sync.latency()),
+            sync_hist: synced.then(|| sync.encode()),
         }
     };
     TestResult {
@@ -410,6 +419,8 @@ struct Plan<'a> {
 /// What one worker measured.
 struct WorkerStats {
     hist: [LatencyHist; 2],
+    /// The syncs alone, where the backend times them (psync).
+    sync_hist: LatencyHist,
     ios: [u64; 2],
     bytes: [u64; 2],
     /// CPU time of the whole process (every job thread and io_uring's worker threads) over
@@ -634,6 +645,7 @@ fn job_loop<B: Backend>(
 
     let mut stats = WorkerStats {
         hist: [LatencyHist::new(), LatencyHist::new()],
+        sync_hist: LatencyHist::new(),
         ios: [0; 2],
         bytes: [0; 2],
         cpu: CpuTime::default(),
@@ -723,6 +735,9 @@ fn job_loop<B: Backend>(
                 let d = if io.kind.is_read() { READ } else { WRITE };
                 let lat_ns = t_done.saturating_sub(issue_at[slot]);
                 stats.hist[d].record(lat_ns);
+                if let Some(sync_ns) = c.sync_ns {
+                    stats.sync_hist.record(sync_ns);
+                }
                 stats.ios[d] += 1;
                 stats.bytes[d] += io.len as u64;
             }

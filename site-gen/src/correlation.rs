@@ -114,7 +114,12 @@ fn conclude(name: &str, pairs: &[Pair]) -> (&'static str, String) {
         return (
             "too-few",
             format!(
-                "{name}: only {n} runners have both figures; at least {MIN_RUNNERS} are needed to tell what it follows."
+                "{name}: {} both figures; at least {MIN_RUNNERS} are needed to tell what it follows.",
+                match n {
+                    0 => "no runner has".to_string(),
+                    1 => "only 1 runner has".to_string(),
+                    n => format!("only {n} runners have"),
+                }
             ),
         );
     }

@@ -373,11 +373,15 @@ fn class_ranges(ds: &Dataset, out: &mut Vec<Finding>) {
                 Headline::MibPerSecond => "MiB/s",
                 Headline::Iops => "IOPS",
             };
-            s.t(&format!("{} ", lower_title(c))).fig(&format!(
-                "{}–{} {unit}",
-                fmt_sig(lo),
-                fmt_sig(hi)
-            ));
+            // One runner with the figure (or all alike): one value, not "1,294–1,294".
+            let figure = if v.len() == 1 {
+                format!("{} {unit} (one runner)", fmt_sig(lo))
+            } else if fmt_sig(lo) == fmt_sig(hi) {
+                format!("{} {unit}", fmt_sig(lo))
+            } else {
+                format!("{}–{} {unit}", fmt_sig(lo), fmt_sig(hi))
+            };
+            s.t(&format!("{} ", lower_title(c))).fig(&figure);
             n += 1;
         }
         if n > 0 {
@@ -457,6 +461,54 @@ mod tests {
             / worst.column(ColumnId::Qd1Read).unwrap().median;
         assert!(
             f.text.contains(&format!("{} apart", fmt_ratio(ratio))),
+            "{}",
+            f.text
+        );
+    }
+
+    /// A class whose figure only one runner has prints that one value, not "x–x".
+    #[test]
+    fn a_class_range_with_one_runner_prints_one_value() {
+        let all = dataset(|_| true);
+        let (class, rs) = by_class(&all.runners)
+            .into_iter()
+            .find(|(_, rs)| rs.len() >= 2)
+            .expect("a class with two runners");
+        let keeper = rs[0].label.clone();
+        let recs = Fleet::small()
+            .records()
+            .into_iter()
+            .filter(|r| r.storage.class == class)
+            .map(|mut record| {
+                if record.runner.label != keeper {
+                    record.tests.retain(|t| t.id != "seq-read");
+                }
+                LoadedRecord {
+                    path: "x".into(),
+                    record,
+                }
+            })
+            .collect();
+        let ds = Dataset::build(recs, None);
+        let f = findings(&ds)
+            .into_iter()
+            .find(|f| f.kind == "class-range")
+            .expect("a class range");
+        let one = ds
+            .runners
+            .iter()
+            .find(|r| r.label == keeper)
+            .and_then(|r| r.column(ColumnId::SeqRead))
+            .unwrap()
+            .median;
+        assert!(
+            f.text
+                .contains(&format!("{} MiB/s (one runner)", fmt_sig(one))),
+            "{}",
+            f.text
+        );
+        assert!(
+            !f.text.contains(&format!("{0}–{0}", fmt_sig(one))),
             "{}",
             f.text
         );

@@ -62,6 +62,12 @@ pub fn parse_file(path: &Path, opts: &ImportOptions) -> Result<Imported> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| engine::error::usage(format!("{}: cannot read: {e}", path.display())))?;
     let shown = path.display().to_string();
+    // The record names the file, not the path typed at import (`../x/fio.json` means nothing
+    // on the page or on another machine); messages here keep the typed path.
+    let source_name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| shown.clone());
     let records = if looks_like_json(&text) {
         let label = opts.label.clone().unwrap_or_else(|| {
             path.file_stem()
@@ -69,11 +75,12 @@ pub fn parse_file(path: &Path, opts: &ImportOptions) -> Result<Imported> {
                 .unwrap_or_else(|| "fio".into())
         });
         vec![
-            fio_record(&text, &shown, &label)
+            fio_record(&text, &source_name, &label)
                 .map_err(|e| engine::error::usage(format!("{shown}: {e}")))?,
         ]
     } else {
-        csv_records(&text, &shown).map_err(|e| engine::error::usage(format!("{shown}: {e}")))?
+        csv_records(&text, &source_name)
+            .map_err(|e| engine::error::usage(format!("{shown}: {e}")))?
     };
     Ok(Imported {
         file: path.to_path_buf(),
@@ -312,6 +319,7 @@ pub fn csv_records(text: &str, source_file: &str) -> std::result::Result<Vec<Rec
                     ..Latency::default()
                 }),
                 hist: None,
+                ..Default::default()
             };
             let (read, write) = if c.is_read() {
                 (Some(stats), None)
@@ -370,22 +378,52 @@ pub fn parse_fio_size(s: &str) -> Option<u64> {
     n.checked_mul(mult)
 }
 
-/// The standard column a fio job measures, from its options; None for anything else.
+/// The standard column a fio job measures: the one whose settings ([`column_job`]) it has
+/// exactly (access pattern, block size, jobs, depth, sync), else None. A job with other
+/// settings (2 jobs x 16 is not `rand-read`'s 4 x 32) is its own job, never ranked in a column.
+/// One allowance: `sync-write` also accepts `randwrite` (the public harness's syncWrite job
+/// and `fixtures/fio/suite.fio` use it); one write and one fdatasync at a time, it is the
+/// flush, not the order of offsets, that the column measures.
 pub fn classify(rw: &str, bs: u64, iodepth: u32, numjobs: u32, fdatasync: u64) -> Option<ColumnId> {
-    let depth = iodepth * numjobs;
-    if fdatasync > 0 {
-        let one_at_a_time = depth == 1 && fdatasync == 1;
-        return (matches!(rw, "write" | "randwrite") && bs == 4096 && one_at_a_time)
-            .then_some(ColumnId::SyncWrite);
+    let sync = if fdatasync > 0 {
+        format!("fdatasync:{fdatasync}")
+    } else {
+        "none".to_string()
+    };
+    ColumnId::ALL.into_iter().find(|&c| {
+        let job = column_job(c, 0);
+        let same_pattern = rw == job.rw || (c == ColumnId::SyncWrite && rw == "randwrite");
+        same_pattern
+            && bs == job.bs
+            && iodepth == job.iodepth
+            && numjobs == job.numjobs
+            && sync == job.sync
+    })
+}
+
+/// A job's settings as the site shows them: "randread, 4 KiB, 2 jobs x 16 in flight".
+pub fn settings_text(job: &JobSummary) -> String {
+    let bs = if job.bs >= 1 << 20 && job.bs.is_multiple_of(1 << 20) {
+        format!("{} MiB", job.bs >> 20)
+    } else if job.bs >= 1024 && job.bs.is_multiple_of(1024) {
+        format!("{} KiB", job.bs >> 10)
+    } else {
+        format!("{} B", job.bs)
+    };
+    let mut text = format!(
+        "{}, {bs}, {} job{} x {} in flight",
+        job.rw,
+        job.numjobs,
+        if job.numjobs == 1 { "" } else { "s" },
+        job.iodepth
+    );
+    if job.sync != "none" {
+        text.push_str(&format!(", {}", job.sync.replace(':', " every ")));
     }
-    match (rw, bs) {
-        ("read", b) if b >= 128 << 10 => Some(ColumnId::SeqRead),
-        ("write", b) if b >= 128 << 10 => Some(ColumnId::SeqWrite),
-        ("randread", 4096) if depth == 1 => Some(ColumnId::Qd1Read),
-        ("randread", 4096) => Some(ColumnId::RandRead),
-        ("randwrite", 4096) if depth > 1 => Some(ColumnId::RandWrite),
-        _ => None,
+    if !job.direct {
+        text.push_str(", buffered");
     }
+    text
 }
 
 fn opt<'a>(job: &'a Value, global: &'a Value, key: &str) -> Option<&'a str> {
@@ -441,6 +479,7 @@ fn fio_direction(
         mib_s: d.get("bw_bytes").and_then(|v| v.as_f64()).unwrap_or(0.0) / (1 << 20) as f64,
         lat_ns: fio_latency(d, notes, which),
         hist: None,
+        ..Default::default()
     })
 }
 
@@ -547,7 +586,8 @@ pub fn fio_record(
                 p99 / 1000
             ));
         }
-        let column = if fsync > 0 {
+        // The columns run with O_DIRECT: a buffered job measures the page cache too.
+        let column = if fsync > 0 || !direct {
             None
         } else {
             classify(&rw, bs, iodepth, numjobs, fdatasync)
@@ -572,10 +612,37 @@ pub fn fio_record(
         }
         let id = match column {
             Some(c) if !rec.tests.iter().any(|t| t.id == c.as_str()) => c.as_str().to_string(),
+            // A job named like a column but run otherwise must not be ranked as that column.
+            _ if ColumnId::parse(&name).is_some() => format!("{name} (fio job)"),
             _ => name.clone(),
         };
         if column.is_none() {
-            notes.push(format!("job {name:?} (rw={rw}, bs={bs}, iodepth={iodepth}, numjobs={numjobs}) matches no standard column"));
+            let settings = settings_text(&JobSummary {
+                rw: rw.clone(),
+                bs,
+                iodepth,
+                numjobs,
+                size,
+                direct,
+                sync: if fdatasync > 0 {
+                    format!("fdatasync:{fdatasync}")
+                } else if fsync > 0 {
+                    format!("fsync:{fsync}")
+                } else {
+                    "none".into()
+                },
+                rwmixread: None,
+            });
+            notes.push(match ColumnId::parse(&name) {
+                Some(c) => format!(
+                    "job {name:?} ran {settings}, not the {} column's {}: shown as its own job, not ranked in the column",
+                    c.as_str(),
+                    settings_text(&column_job(c, 0))
+                ),
+                None => format!(
+                    "job {name:?} ({settings}) has no standard column's settings: shown as its own job"
+                ),
+            });
         }
         let elapsed_s = job
             .get("job_runtime")
@@ -740,9 +807,56 @@ mod tests {
         );
         assert_eq!(classify("write", 4096, 1, 1, 1), Some(ColumnId::SyncWrite));
         assert_eq!(classify("randrw", 4096, 1, 1, 0), None);
+        // Only a column's exact settings make a job that column.
+        assert_eq!(classify("randread", 4096, 16, 2, 0), None);
+        assert_eq!(classify("read", 128 << 10, 32, 1, 0), None);
+        assert_eq!(classify("read", 1 << 20, 32, 1, 0), Some(ColumnId::SeqRead));
+        assert_eq!(classify("randwrite", 4096, 1, 1, 0), None);
+        assert_eq!(classify("write", 4096, 1, 1, 2), None);
         assert_eq!(
             split_csv_line("a,\"b, c\",\"d\"\"e\""),
             vec!["a", "b, c", "d\"e"]
         );
+    }
+
+    /// A 2 x 16 job named rand-read (rand-read is 4 x 32) is its own job with its settings,
+    /// never the column; a local file is named by its file name.
+    #[test]
+    fn a_job_with_other_settings_is_not_ranked_in_a_column() {
+        let text = fixture("fio/fio-3.33-suite.json").replacen(
+            "\"numjobs\" : \"4\"",
+            "\"numjobs\" : \"2\"",
+            1,
+        );
+        assert!(
+            text.contains("\"numjobs\" : \"2\""),
+            "fixture changed shape"
+        );
+        let rec = fio_record(&text, "suite.json", "here").unwrap();
+        assert!(rec.test(ColumnId::RandRead).is_none());
+        let job = rec
+            .tests
+            .iter()
+            .find(|t| t.id == "rand-read (fio job)")
+            .expect("the job is kept under its own name");
+        assert_eq!(job.column(), None);
+        assert!(
+            job.notes.iter().any(|n| n.contains(
+                "ran randread, 4 KiB, 2 jobs x 32 in flight, not the rand-read column's \
+                 randread, 4 KiB, 4 jobs x 32 in flight"
+            )),
+            "{:?}",
+            job.notes
+        );
+        // The other five are still columns.
+        assert!(rec.test(ColumnId::RandWrite).is_some());
+        assert!(rec.test(ColumnId::SyncWrite).is_some());
+
+        let dir = tempfile::tempdir().unwrap();
+        let sub = dir.path().join("sub");
+        std::fs::create_dir(&sub).unwrap();
+        std::fs::write(sub.join("run.json"), fixture("fio/fio-3.33-suite.json")).unwrap();
+        let imp = parse_file(&sub.join("../sub/run.json"), &ImportOptions::default()).unwrap();
+        assert_eq!(imp.records[0].source_file.as_deref(), Some("run.json"));
     }
 }

@@ -132,7 +132,11 @@ impl Site<'_> {
         if let Some(it) = &r.instance_type {
             detail.push(it.clone());
         }
-        detail.push(format!("{} vCPU", r.vcpus));
+        detail.push(if r.vcpus > 0 {
+            format!("{} vCPU", r.vcpus)
+        } else {
+            "vCPUs unknown".into()
+        });
         if let Some(v) = &r.variant {
             detail.push(v.clone());
         }
@@ -297,6 +301,29 @@ impl Site<'_> {
             })
             .collect();
         ctx.insert("runs", &runs);
+        // Jobs that are not one of the six columns (imported fio jobs with other settings):
+        // shown with their settings, never ranked in a column.
+        let jobs: Vec<Value> = r
+            .runs
+            .iter()
+            .flat_map(|&i| {
+                let rec = self.ds.record(i);
+                rec.tests.iter().filter(|t| t.column().is_none()).map(move |t| {
+                    let dir = t.main_direction();
+                    json!({
+                        "date": rec.started_at.replace('T', " ").trim_end_matches('Z').to_string(),
+                        "name": t.id,
+                        "settings": crate::import::settings_text(&t.job),
+                        "engine": t.engine.used,
+                        "iops": dir.map(|d| fmt_sig(d.iops)).unwrap_or_else(|| "–".into()),
+                        "mib_s": dir.map(|d| fmt_sig(d.mib_s)).unwrap_or_else(|| "–".into()),
+                        "p99": t.p99_ns().map(|p| fmt_ns(p as f64)).unwrap_or_default(),
+                        "notes": t.notes,
+                    })
+                })
+            })
+            .collect();
+        ctx.insert("jobs", &jobs);
         let (svg, lat_rows, merged_runs) = self.latency(r, scratch);
         ctx.insert("cdf_svg", &svg);
         ctx.insert("lat_rows", &lat_rows);
@@ -381,9 +408,26 @@ impl Site<'_> {
                         })
                     })
                     .collect();
+                // The step's time on each runner, so a site with few runners still shows it.
+                let mut times: Vec<(&crate::model::RunnerSummary, &crate::model::StepFigure)> = Vec::new();
+                for r in &self.ds.runners {
+                    if let Some(f) = r.steps.iter().find(|f| f.id == s.id) {
+                        times.push((r, f));
+                    }
+                }
+                times.sort_by(|a, b| a.1.wall_s.total_cmp(&b.1.wall_s));
+                let times: Vec<Value> = times
+                    .into_iter()
+                    .map(|(r, f)| json!({
+                        "label": r.label, "href": format!("runners/{}.html", r.slug),
+                        "class": r.class.as_str(), "class_title": r.class.title(),
+                        "wall": if f.runs > 0 { fmt_s(f.wall_s) } else { "–".into() },
+                        "runs": f.runs, "failed": f.failed,
+                    }))
+                    .collect();
                 json!({
                     "id": s.id, "name": s.name, "follows": s.follows, "conclusion": s.conclusion,
-                    "failed_runners": s.failed_runners, "pairs": pairs,
+                    "failed_runners": s.failed_runners, "pairs": pairs, "times": times,
                 })
             })
             .collect();
@@ -523,8 +567,23 @@ fn facts(r: &RunnerSummary, rec: &Record) -> Vec<(String, String)> {
     let mut f = vec![
         ("Architecture".into(), run.arch.clone()),
         ("CPU".into(), run.cpu_model.clone()),
-        ("vCPUs".into(), run.vcpus.to_string()),
-        ("Memory".into(), format!("{:.1} GiB", run.memory_gib)),
+        // 0 is what a record holds when the machine was not described (imported figures).
+        (
+            "vCPUs".into(),
+            if run.vcpus > 0 {
+                run.vcpus.to_string()
+            } else {
+                "unknown".into()
+            },
+        ),
+        (
+            "Memory".into(),
+            if run.memory_gib > 0.0 {
+                format!("{:.1} GiB", run.memory_gib)
+            } else {
+                "unknown".into()
+            },
+        ),
         ("Kernel".into(), run.kernel.clone()),
         ("OS".into(), run.os.clone()),
     ];
@@ -601,7 +660,7 @@ fn rotational(r: Option<bool>) -> &'static str {
     match r {
         Some(true) => "yes",
         Some(false) => "no",
-        None => "?",
+        None => "unknown",
     }
 }
 
@@ -672,7 +731,7 @@ fn steps_view(site: &Site, r: &RunnerSummary) -> Value {
                 "status": match s.status { StepStatus::Ok => "ok", StepStatus::Failed => "failed", StepStatus::Skipped => "skipped" },
                 "wall": if s.status == StepStatus::Ok { fmt_s(s.wall_s) } else { String::new() },
                 "median": fig.filter(|f| f.runs > 1).map(|f| format!("{} over {} runs", fmt_s(f.wall_s), f.runs)).unwrap_or_default(),
-                "cpu": if s.status == StepStatus::Ok && s.wall_s > 0.0 { format!("{:.0}%", (s.user_s + s.sys_s) / s.wall_s * 100.0) } else { String::new() },
+                "cpu": if s.status == StepStatus::Ok && s.wall_s > 0.0 { engine::units::format_cores_busy(s.user_s + s.sys_s, s.wall_s, Some(rec.runner.vcpus)) } else { String::new() },
                 "bound": s.bound.as_str(), "why": s.why, "reason": s.reason.clone().unwrap_or_default(),
                 "tail": s.output_tail.clone().unwrap_or_default(),
                 "stall": s.io_pressure_s.map(fmt_s).unwrap_or_default(),

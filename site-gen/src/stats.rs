@@ -60,32 +60,14 @@ pub fn spearman(x: &[f64], y: &[f64]) -> Option<f64> {
     pearson(&ranks(x), &ranks(y))
 }
 
-/// A figure with three significant digits and thousands separators: 12,120 / 401 / 2.35 / 0.31.
+/// A figure with three significant digits and thousands separators: 12,120 / 401 / 2.35 / 0.31
+/// (the one formatter of the terminal, the summary and the site: `engine::units`).
 pub fn fmt_sig(v: f64) -> String {
-    if !v.is_finite() {
-        return "n/a".into();
-    }
-    let a = v.abs();
-    if a >= 1000.0 {
-        group_thousands(v.round() as i64)
-    } else if a >= 100.0 {
-        format!("{v:.0}")
-    } else if a >= 10.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.2}")
-    }
+    engine::units::format_figure(v)
 }
 
 fn group_thousands(n: i64) -> String {
-    let s = n.unsigned_abs().to_string();
-    let mut out = String::new();
-    for (i, ch) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(ch);
-    }
+    let out = engine::units::group_thousands(n.unsigned_abs());
     if n < 0 { format!("-{out}") } else { out }
 }
 

@@ -196,12 +196,12 @@ fn result_cell(column: Option<ColumnId>, test: &TestResult) -> String {
         return "no figures".into();
     };
     match column.map(ColumnId::headline) {
-        Some(Headline::MibPerSecond) => format!("{} MiB/s", format_mib_s(stats.mib_s)),
-        Some(Headline::Iops) => format!("{} IOPS", format_count(stats.iops)),
+        Some(Headline::MibPerSecond) => format!("{} MiB/s", format_figure(stats.mib_s)),
+        Some(Headline::Iops) => format!("{} IOPS", format_figure(stats.iops)),
         None => format!(
             "{} IOPS, {} MiB/s",
-            format_count(stats.iops),
-            format_mib_s(stats.mib_s)
+            format_figure(stats.iops),
+            format_figure(stats.mib_s)
         ),
     }
 }
@@ -225,7 +225,9 @@ fn steps_section(out: &mut String, record: &Record) {
         out.push_str("No build step ran.\n\n");
         return;
     }
-    out.push_str("| Step | Status | Wall time | Bound by | Why |\n|---|---|---:|---|---|\n");
+    out.push_str(
+        "| Step | Status | Wall time | Cores busy | Bound by | Why |\n|---|---|---:|---:|---|---|\n",
+    );
     for step in &record.steps {
         let (status, wall, bound, why) = match step.status {
             StepStatus::Ok => (
@@ -250,13 +252,36 @@ fn steps_section(out: &mut String, record: &Record) {
                 escape(step.reason.as_deref().unwrap_or("no reason recorded")),
             ),
         };
+        let cores = if step.status == StepStatus::Ok {
+            engine::units::format_cores_busy(
+                step.user_s + step.sys_s,
+                step.wall_s,
+                Some(record.runner.vcpus),
+            )
+        } else {
+            "–".into()
+        };
         let _ = writeln!(
             out,
-            "| {} | {status} | {wall} | {bound} | {why} |",
+            "| {} | {status} | {wall} | {cores} | {bound} | {why} |",
             step_name(step)
         );
     }
+    let _ = writeln!(
+        out,
+        "\n<sub>{}: {}, of the machine's vCPUs.</sub>",
+        capitalised(engine::units::CORES_BUSY),
+        engine::units::CORES_BUSY_MEANS
+    );
     out.push('\n');
+}
+
+fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map(|c| c.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
 }
 
 /// The step's human name; its id when it has none.
@@ -361,37 +386,9 @@ fn footer(out: &mut String, record: &Record) {
 
 /// A latency with three significant figures in the unit that suits it.
 pub use engine::units::format_ns;
-use engine::units::three_figures;
 
-/// MiB/s: whole numbers with thousands separators from 100 up, else three figures.
-fn format_mib_s(mib_s: f64) -> String {
-    if mib_s >= 100.0 {
-        format_count(mib_s)
-    } else {
-        three_figures(mib_s)
-    }
-}
-
-/// A whole number with thousands separators: 12345.6 -> "12,346".
-fn format_count(value: f64) -> String {
-    let digits = format!("{:.0}", value.max(0.0));
-    let mut out = String::new();
-    for (i, ch) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    out
-}
-
-fn format_s(seconds: f64) -> String {
-    if seconds >= 100.0 {
-        format!("{seconds:.0} s")
-    } else {
-        format!("{seconds:.1} s")
-    }
-}
+/// MiB/s and IOPS as the terminal and the site write them.
+use engine::units::{format_figure, format_s};
 
 /// 5.0 -> "5", 0.5 -> "0.5".
 fn format_plain(value: f64) -> String {
@@ -443,11 +440,7 @@ mod tests {
 
     #[test]
     fn numbers_read_well() {
-        // Latencies: engine::units::format_ns, tested there.
-        assert_eq!(format_count(1234567.4), "1,234,567");
-        assert_eq!(format_count(999.6), "1,000");
-        assert_eq!(format_count(12.0), "12");
-        assert_eq!(format_mib_s(54.321), "54.3");
+        // Latencies and figures: engine::units::{format_ns, format_figure}, tested there.
         assert_eq!(format_bytes(1 << 30), "1 GiB");
         assert_eq!(format_bytes(512 << 20), "512 MiB");
         assert_eq!(format_plain(0.5), "0.5");

@@ -444,6 +444,7 @@ impl Fleet {
                 lat
             }),
             hist,
+            ..Default::default()
         };
         let (read, write) = if column.is_read() {
             (Some(stats), None)

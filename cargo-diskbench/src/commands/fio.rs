@@ -217,6 +217,7 @@ fn render_test(out: &mut String, inv: &FioInvocation, t: &TestResult) {
             render_direction(out, label, d, run_ms);
         }
     }
+    render_sync(out, t);
     let total_cpu_pct = |s: f64| {
         if t.elapsed_s > 0.0 {
             s / t.elapsed_s * 100.0
@@ -293,35 +294,7 @@ fn render_direction(out: &mut String, label: &str, d: &DirectionStats, run_ms: f
         .as_deref()
         .and_then(|h| engine::fio::percentiles_from_hist(h, &PERCENTILES).ok());
     match values {
-        Some(values) => {
-            let unit = LatUnit::for_ns(values[6]);
-            let _ = writeln!(out, "    lat percentiles ({}):", unit.name());
-            let width = values
-                .iter()
-                .map(|v| format!("{:.0}", unit.scale(*v)).len())
-                .max()
-                .unwrap_or(1)
-                .max(5);
-            for (row, chunk) in PERCENTILES
-                .iter()
-                .zip(&values)
-                .collect::<Vec<_>>()
-                .chunks(4)
-                .enumerate()
-            {
-                let cells: Vec<String> = chunk
-                    .iter()
-                    .map(|(q, v)| format!("{q:>5.2}th=[{:>width$.0}]", unit.scale(**v)))
-                    .collect();
-                let last = (row + 1) * 4 >= PERCENTILES.len();
-                let _ = writeln!(
-                    out,
-                    "     | {}{}",
-                    cells.join(", "),
-                    if last { "" } else { "," }
-                );
-            }
-        }
+        Some(values) => percentile_block(out, "lat", &values),
         None => {
             if let Some(l) = &d.lat_ns {
                 let unit = LatUnit::for_ns(l.p50.unwrap_or(0));
@@ -335,6 +308,74 @@ fn render_direction(out: &mut String, label: &str, d: &DirectionStats, run_ms: f
                     opt_lat(l.p99_9, unit)
                 );
             }
+        }
+    }
+}
+
+/// fio's percentile block: "    NAME percentiles (usec):" and rows of four.
+fn percentile_block(out: &mut String, name: &str, values: &[u64]) {
+    let unit = LatUnit::for_ns(values[6]);
+    let _ = writeln!(out, "    {name} percentiles ({}):", unit.name());
+    let width = values
+        .iter()
+        .map(|v| format!("{:.0}", unit.scale(*v)).len())
+        .max()
+        .unwrap_or(1)
+        .max(5);
+    for (row, chunk) in PERCENTILES
+        .iter()
+        .zip(values)
+        .collect::<Vec<_>>()
+        .chunks(4)
+        .enumerate()
+    {
+        let cells: Vec<String> = chunk
+            .iter()
+            .map(|(q, v)| format!("{q:>5.2}th=[{:>width$.0}]", unit.scale(**v)))
+            .collect();
+        let last = (row + 1) * 4 >= PERCENTILES.len();
+        let _ = writeln!(
+            out,
+            "     | {}{}",
+            cells.join(", "),
+            if last { "" } else { "," }
+        );
+    }
+}
+
+/// fio's block for the syncs of a `--fdatasync`/`--fsync` job: the sync call alone, which
+/// guides for etcd and databases tell readers to check, besides the write + sync latency
+/// above. Only where the backend timed the sync alone (psync); else a note says why not.
+fn render_sync(out: &mut String, t: &TestResult) {
+    if t.job.sync.starts_with("fdatasync") || t.job.sync.starts_with("fsync") {
+        let Some(w) = &t.write else { return };
+        let Some(l) = &w.sync_lat_ns else {
+            let _ = writeln!(
+                out,
+                "  note: the {} is linked to its write on io_uring and not timed alone; \
+                 --ioengine=sync (psync) times it separately",
+                t.job.sync.split(':').next().unwrap_or("sync")
+            );
+            return;
+        };
+        let _ = writeln!(out, "  fsync/fdatasync/sync_file_range:");
+        let unit = LatUnit::for_ns(l.p50.or(l.mean).unwrap_or(0));
+        let _ = writeln!(
+            out,
+            "    sync ({}): min={}, max={}, avg={}",
+            unit.name(),
+            opt_lat(l.min, unit),
+            opt_lat(l.max, unit),
+            l.mean
+                .map(|m| format!("{:.2}", unit.scale(m)))
+                .unwrap_or_else(|| "-".into())
+        );
+        if let Some(values) = w
+            .sync_hist
+            .as_deref()
+            .and_then(|h| engine::fio::percentiles_from_hist(h, &PERCENTILES).ok())
+        {
+            percentile_block(out, "sync", &values);
         }
     }
 }

@@ -160,6 +160,12 @@ pub fn exec(args: RunArgs) -> Result<()> {
     let started_at = engine::time::now_rfc3339();
     let (runner, storage) = engine::machine::detect(&opts.dir, args.record.label.as_deref());
     let mut progress = SuiteProgress::new(args.quiet);
+    if !args.no_steps {
+        progress = progress.with_steps(output::StepEstimates::from_results(
+            &results_dir,
+            &runner.label,
+        ));
+    }
     let tests = engine::suite::run_suite(&opts, &mut |p| progress.event(p))?;
 
     let steps = if args.no_steps {
@@ -169,7 +175,7 @@ pub fn exec(args: RunArgs) -> Result<()> {
             dir: opts.dir.clone(),
             ..Default::default()
         };
-        engine::steps::run_steps(&steps_opts, &tests, &mut |line| progress.line(line))?
+        engine::steps::run_steps_with(&steps_opts, &tests, &mut |e| progress.step(&e))?
     };
     progress.finish();
     if engine::cancel::requested() {
@@ -211,7 +217,10 @@ pub fn exec(args: RunArgs) -> Result<()> {
     };
 
     output::print(&output::table(&record.tests), json_to_stdout);
-    output::print(&output::steps_table(&record.steps), json_to_stdout);
+    output::print(
+        &output::steps_table(&record.steps, Some(record.runner.vcpus)),
+        json_to_stdout,
+    );
     let path = engine::results::write_record(&results_dir, &record)?;
     output::print(&format!("record: {}\n", path.display()), json_to_stdout);
     if let Some(target) = &args.record.json {
@@ -244,6 +253,22 @@ pub fn exec(args: RunArgs) -> Result<()> {
             )
         })?;
         output::print(&format!("site: {}\n", out.display()), json_to_stdout);
+    }
+    let site_out = (!args.record.no_site).then(|| {
+        args.record
+            .site_out
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_SITE_DIR))
+    });
+    if !args.quiet {
+        eprint!(
+            "{}",
+            output::left_in_project(
+                &results_dir,
+                site_out.as_deref(),
+                &std::env::current_dir().unwrap_or_default()
+            )
+        );
     }
     Ok(())
 }

@@ -9,7 +9,6 @@
 //! machine and this storage in the results folder gives them; without one, each step is
 //! judged from its own signals and says so.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -95,10 +94,20 @@ pub fn exec(args: StepsArgs) -> Result<()> {
         ..Default::default()
     };
     let tests: &[TestResult] = columns.as_ref().map(|(t, _)| t.as_slice()).unwrap_or(&[]);
-    let results = steps::run_steps(&opts, tests, &mut |line| eprintln!("{line} ..."))?;
+    let mut progress = crate::output::SuiteProgress::new(false)
+        .with_steps(crate::output::StepEstimates::from_results(
+            &results_dir,
+            &runner.label,
+        ))
+        .steps_only();
+    let results = steps::run_steps_with(&opts, tests, &mut |e| progress.step(&e))?;
+    progress.finish();
 
     let to_stdout = args.json.as_deref() == Some(Path::new("-"));
-    print_summary(&results, to_stdout)?;
+    crate::output::print(
+        &crate::output::steps_table(&results, Some(runner.vcpus)),
+        to_stdout,
+    );
 
     if args.json.is_some() || args.save {
         let cpu_reference = steps::cpu_reference();
@@ -172,36 +181,6 @@ fn write_json(path: &Path, json: &str) -> Result<()> {
         let _ = std::fs::remove_file(&tmp);
     }
     result
-}
-
-fn print_summary(results: &[record::StepResult], to_stderr: bool) -> Result<()> {
-    let mut text = String::new();
-    for s in results {
-        let status = match s.status {
-            StepStatus::Ok => "ok",
-            StepStatus::Failed => "FAILED",
-            StepStatus::Skipped => "skipped",
-        };
-        text.push_str(&format!(
-            "{:<14} {:<8} {:>8.2} s  {:<9} {}\n",
-            s.id,
-            status,
-            s.wall_s,
-            s.bound.as_str(),
-            s.why
-        ));
-        if let Some(tail) = s.output_tail.as_deref().filter(|t| !t.is_empty()) {
-            for line in tail.lines() {
-                text.push_str(&format!("    | {line}\n"));
-            }
-        }
-    }
-    if to_stderr {
-        eprint!("{text}");
-    } else {
-        std::io::stdout().write_all(text.as_bytes())?;
-    }
-    Ok(())
 }
 
 /// The six columns of the newest measured record for this machine and this storage.

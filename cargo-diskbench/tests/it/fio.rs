@@ -302,3 +302,83 @@ fn help_lists_the_supported_options() {
         "{text}"
     );
 }
+
+/// An etcd-style job (`--fdatasync=1`, a sync engine): besides the write + sync latency, the
+/// report prints fio's separate `sync` block with its percentiles, and the record keeps the
+/// syncs in their own histogram. Each sync is part of its write + sync, so it is never longer.
+#[test]
+fn fdatasync_jobs_print_the_sync_latency_block() {
+    let dir = work_dir();
+    let args = [
+        "--name=etcd",
+        "--rw=write",
+        "--ioengine=sync",
+        "--fdatasync=1",
+        "--bs=2300",
+        "--size=460k",
+    ];
+    let o = run_in(dir.path(), &args);
+    let text = stdout(&o);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let block = text
+        .find("  fsync/fdatasync/sync_file_range:\n    sync (")
+        .unwrap_or_else(|| panic!("no sync block in\n{text}"));
+    assert!(text[block..].contains("    sync percentiles ("), "{text}");
+    assert!(text[block..].contains("99.00th=["), "{text}");
+    // The write + sync latency block is still there, before it.
+    assert!(text[..block].contains("    lat percentiles ("), "{text}");
+
+    let record = run_json(dir.path(), &args);
+    let w = record.tests[0].write.as_ref().unwrap();
+    let (total, sync) = (w.lat_ns.as_ref().unwrap(), w.sync_lat_ns.as_ref().unwrap());
+    assert!(w.sync_hist.is_some());
+    assert!(
+        sync.min.unwrap() <= total.min.unwrap(),
+        "{sync:?} vs {total:?}"
+    );
+    assert!(
+        sync.max.unwrap() <= total.max.unwrap(),
+        "{sync:?} vs {total:?}"
+    );
+    // 3 significant figures of bucketing, hence the 1%.
+    assert!(
+        sync.p50.unwrap() as f64 <= total.p50.unwrap() as f64 * 1.01,
+        "{sync:?} vs {total:?}"
+    );
+
+    // A job without a sync has no sync block and no sync figures.
+    let plain = run_json(
+        dir.path(),
+        &["--name=plain", "--rw=write", "--bs=4k", "--size=64k"],
+    );
+    assert!(plain.tests[0].write.as_ref().unwrap().sync_lat_ns.is_none());
+}
+
+/// libaio at depth 1 runs on psync: the note says so, not that it might.
+#[test]
+fn the_libaio_note_says_which_backend_this_job_ran_on() {
+    let dir = work_dir();
+    for (depth, expected) in [
+        ("1", "runs on our psync backend"),
+        ("8", "runs on our io_uring backend"),
+    ] {
+        let o = run_in(
+            dir.path(),
+            &[
+                "--name=n",
+                "--rw=randread",
+                "--bs=4k",
+                "--size=256k",
+                "--ioengine=libaio",
+                &format!("--iodepth={depth}"),
+            ],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        let err = stderr(&o);
+        assert!(
+            err.contains("--ioengine=libaio is not itself used: this job")
+                && err.contains(expected),
+            "depth {depth}: {err}"
+        );
+    }
+}

@@ -106,11 +106,25 @@ fn check_site(out: &Path) -> BTreeMap<PathBuf, String> {
             rel.display()
         );
         assert!(html.starts_with("<!doctype html>"), "{}", rel.display());
+        for tag in html.split("<link").skip(1) {
+            let tag = &tag[..tag.find('>').unwrap_or(tag.len())];
+            assert!(
+                !tag.contains("://"),
+                "{}: <link{tag}> loads from another host",
+                rel.display()
+            );
+        }
         for v in attr_values(html, "href")
             .into_iter()
             .chain(attr_values(html, "src"))
         {
             let v = v.replace("&amp;", "&");
+            // A link a reader clicks to a primary source is fine (the Sources sections); nothing
+            // is ever loaded from another host: no `src`, `<link>` or CSS import goes there,
+            // which the checks on `src`, `<link` and the CSS below hold.
+            if v.starts_with("https://") && !html.contains(&format!("src=\"{v}\"")) {
+                continue;
+            }
             assert!(
                 !v.contains("://") && !v.starts_with("//") && !v.starts_with('/'),
                 "{}: link {v} is not relative",
@@ -734,6 +748,65 @@ fn pages_render_in_chromium_without_console_errors() {
             );
         }
     }
+    // At phone width (390 px) nothing may stick out of the page, except inside a container
+    // that scrolls sideways, and such a container must show that it scrolls (its shadow).
+    // A copy of each page gets a probe script (the site itself has none) that measures the
+    // laid-out page and writes what it found into the DOM, which --dump-dom prints.
+    for page in [
+        "index.html",
+        "runners/i7i-large-nvme.html",
+        "runners/ubuntu-24-04.html",
+        "steps.html",
+        "by/qd1-read.html",
+        "columns.html",
+        "verdicts.html",
+        "methodology.html",
+    ] {
+        let report = phone_overflow(&chrome, &out.join(page));
+        assert!(
+            report.overflowing.is_empty() && report.page_width <= report.viewport,
+            "{page} at 390 px: the page is {} px wide in a {} px viewport; sticking out: {:#?}",
+            report.page_width,
+            report.viewport,
+            report.overflowing
+        );
+        assert!(
+            report.unhinted.is_empty(),
+            "{page} at 390 px: containers that scroll without a visible hint: {:#?}",
+            report.unhinted
+        );
+        // The per-class tables of the index line up column for column.
+        if page == "index.html" {
+            assert!(report.columns.len() >= 3, "{report:?}");
+            assert!(
+                report.columns.windows(2).all(|w| w[0] == w[1]),
+                "per-class tables do not line up: {:?}",
+                report.columns
+            );
+        }
+    }
+    // The detector sees overflow where there is some: a wide block outside any scroller.
+    let wide = out.join("wide-control.html");
+    std::fs::write(
+        &wide,
+        "<!doctype html><meta name=viewport content=\"width=device-width\"><body>\
+         <div style=\"width:900px\">x</div><div style=\"overflow-x:auto\">\
+         <div style=\"width:900px\">y</div></div>",
+    )
+    .unwrap();
+    let report = phone_overflow(&chrome, &wide);
+    assert!(
+        report.page_width > report.viewport && report.unhinted.len() == 1,
+        "the overflow probe sees nothing on a page that overflows: {report:?}"
+    );
+    // The phone screenshots of the pages that broke before, to look at.
+    for (name, page) in [
+        ("runner-steps", "runners/ubuntu-24-04.html"),
+        ("steps", "steps.html"),
+    ] {
+        let png = shots.join(format!("{name}-phone.png"));
+        screenshot(&chrome, &out.join(page), &png, 390, 3000);
+    }
     eprintln!("screenshots in {}", shots.display());
 }
 
@@ -755,4 +828,254 @@ fn a_content_page_with_an_unknown_placeholder_is_refused_before_writing() {
         "{err}"
     );
     assert!(!out.exists(), "nothing is written on bad input");
+}
+
+/// What the phone-width probe found on one page.
+#[derive(Debug)]
+struct OverflowReport {
+    viewport: u64,
+    page_width: u64,
+    /// Elements whose right edge is past the viewport and not inside a scroll container.
+    overflowing: Vec<String>,
+    /// Scroll containers that overflow but show no shadow or hint.
+    unhinted: Vec<String>,
+    /// Per runner table, where each heading starts (px from the table's left).
+    columns: Vec<Vec<u64>>,
+}
+
+const OVERFLOW_PROBE: &str = r#"<script>
+addEventListener('load', () => {
+  const vw = document.documentElement.clientWidth;
+  const scrolls = s => s.overflowX === 'auto' || s.overflowX === 'scroll';
+  const scroller = el => {
+    for (let a = el.parentElement; a && a !== document.body; a = a.parentElement) {
+      if (scrolls(getComputedStyle(a))) return a;
+    }
+    return null;
+  };
+  const name = el => el.tagName.toLowerCase() + (typeof el.className === 'string' && el.className
+    ? '.' + el.className.trim().split(/\s+/).join('.') : '');
+  const overflowing = [], unhinted = [];
+  for (const el of document.body.querySelectorAll('*')) {
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 || r.right <= vw + 1) continue;
+    const box = scroller(el);
+    if (box && box.getBoundingClientRect().right <= vw + 1) continue;
+    overflowing.push(name(el) + ' right=' + Math.round(r.right) + ' "' + (el.textContent || '').trim().slice(0, 40) + '"');
+  }
+  for (const el of document.body.querySelectorAll('*')) {
+    const s = getComputedStyle(el);
+    if (scrolls(s) && el.scrollWidth > el.clientWidth + 1 && s.backgroundImage === 'none' && s.boxShadow === 'none') {
+      unhinted.push(name(el));
+    }
+  }
+  // Where each column starts in every per-class runner table (they must line up).
+  const columns = [...document.querySelectorAll('table.runners')].map(t =>
+    [...t.querySelectorAll('thead th')].map(th => Math.round(th.offsetLeft)));
+  const out = document.createElement('pre');
+  out.id = 'overflow-probe';
+  out.textContent = JSON.stringify({ vw, sw: document.documentElement.scrollWidth,
+    overflowing: overflowing.slice(0, 15), unhinted, columns });
+  document.body.appendChild(out);
+});
+</script>"#;
+
+fn phone_overflow(chrome: &Path, page: &Path) -> OverflowReport {
+    let html = std::fs::read_to_string(page).unwrap();
+    let probe = page.with_file_name(format!(
+        "{}.probe.html",
+        page.file_stem().unwrap().to_string_lossy()
+    ));
+    let probed = match html.rfind("</body>") {
+        Some(i) => format!("{}{OVERFLOW_PROBE}{}", &html[..i], &html[i..]),
+        None => format!("{html}{OVERFLOW_PROBE}"),
+    };
+    std::fs::write(&probe, probed).unwrap();
+    let profile = tempfile::tempdir().unwrap();
+    let out = Command::new(chrome)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--no-first-run",
+            "--disable-extensions",
+            "--virtual-time-budget=2000",
+            "--window-size=390,2400",
+            "--dump-dom",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!("file://{}", probe.display()))
+        .output()
+        .expect("cannot start chromium");
+    std::fs::remove_file(&probe).unwrap();
+    let dom = String::from_utf8_lossy(&out.stdout);
+    let start = dom.find("<pre id=\"overflow-probe\">").unwrap_or_else(|| {
+        panic!(
+            "the probe did not run on {}: {}",
+            page.display(),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    let text = &dom[start + "<pre id=\"overflow-probe\">".len()..];
+    let text = &text[..text.find("</pre>").unwrap()];
+    let text = text
+        .replace("&quot;", "\"")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&");
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let list = |k: &str| -> Vec<String> {
+        v[k].as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_str().unwrap().to_string())
+            .collect()
+    };
+    OverflowReport {
+        viewport: v["vw"].as_u64().unwrap(),
+        page_width: v["sw"].as_u64().unwrap(),
+        overflowing: list("overflowing"),
+        unhinted: list("unhinted"),
+        columns: v["columns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                t.as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_u64().unwrap())
+                    .collect()
+            })
+            .collect(),
+    }
+}
+
+/// An imported fio run whose rand-read job ran 2 jobs x 16 (the column is 4 x 32): that job
+/// is shown as its own job with its settings and notes, never ranked in the rand-read column;
+/// the machine fio does not describe reads "unknown"; the source is the file's name, not the
+/// relative path typed at import, and the page says it was imported from a file.
+#[test]
+fn imported_fio_jobs_are_columns_only_with_the_columns_settings() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (results, out) = (tmp.path().join("results"), tmp.path().join("site"));
+    let text =
+        std::fs::read_to_string(common::repo_root().join("fixtures/fio/fio-3.33-suite.json"))
+            .unwrap()
+            .replacen("\"numjobs\" : \"4\"", "\"numjobs\" : \"2\"", 1);
+    let sub = tmp.path().join("runs");
+    std::fs::create_dir(&sub).unwrap();
+    std::fs::write(sub.join("fio-2x.json"), &text).unwrap();
+    let out_import = common::bin()
+        .current_dir(tmp.path())
+        .args(["import", "runs/../runs/fio-2x.json", "--results"])
+        .arg(&results)
+        .args(["--label", "fio-local"])
+        .output()
+        .unwrap();
+    ok(&out_import);
+    ok(&site(&results, &out, &[]));
+    let pages = check_site(&out);
+    let page = &pages[Path::new("runners/fio-local.html")];
+    assert!(page.contains("imported from a file"), "{page}");
+    assert!(!page.contains("published elsewhere"), "{page}");
+    assert!(page.contains("imported:fio (fio-2x.json)"), "{page}");
+    assert!(!page.contains("runs/../runs"), "{page}");
+    assert!(
+        !page.contains("0 vCPU") && !page.contains("0.0 GiB"),
+        "{page}"
+    );
+    assert!(page.contains("<dt>vCPUs</dt><dd>unknown</dd>"), "{page}");
+    assert!(page.contains("<dt>Memory</dt><dd>unknown</dd>"), "{page}");
+    // The job with other settings: its own row with its settings, its note in view.
+    assert!(page.contains("id=\"jobs\""), "{page}");
+    assert!(page.contains("rand-read (fio job)"), "{page}");
+    assert!(
+        page.contains("randread, 4 KiB, 2 jobs x 32 in flight"),
+        "{page}"
+    );
+    assert!(page.contains("not ranked in the column"), "{page}");
+    // Not ranked: the rand-read column page does not list this runner.
+    let by = &pages[Path::new("by/rand-read.html")];
+    assert!(!by.contains("fio-local"), "{by}");
+    let by = &pages[Path::new("by/rand-write.html")];
+    assert!(by.contains("fio-local"), "{by}");
+}
+
+/// With fewer runners than a conclusion needs, steps.html still shows each step's time per
+/// runner and says what more runners would add, instead of tables of "-".
+#[test]
+fn steps_page_with_one_runner_shows_the_times_and_what_more_runners_add() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (results, out) = (tmp.path().join("results"), tmp.path().join("site"));
+    let rec = Fleet::small().record(0, 0);
+    let step = rec
+        .steps
+        .iter()
+        .find(|s| s.status == engine::record::StepStatus::Ok)
+        .expect("the fleet's first runner has a step that passed")
+        .clone();
+    engine::results::write_record(&results, &rec).unwrap();
+    ok(&site(&results, &out, &[]));
+    let pages = check_site(&out);
+    let steps = &pages[Path::new("steps.html")];
+    assert!(steps.contains("only 1 runner has"), "{steps}");
+    assert!(!steps.contains("only 1 runners"), "{steps}");
+    assert!(steps.contains("With 5 or more runners"), "{steps}");
+    assert!(
+        steps.contains(&format!(">{}</td>", engine::units::format_s(step.wall_s))),
+        "the step's time is not shown: {steps}"
+    );
+    assert!(steps.contains(&rec.runner.label), "{steps}");
+    assert!(!steps.contains("class=\"rho\""), "{steps}");
+    // The runner page: the same CPU figure as the terminal and the summary.
+    let runner = pages
+        .iter()
+        .find(|(p, _)| p.starts_with("runners"))
+        .map(|(_, t)| t)
+        .unwrap();
+    let cores = engine::units::format_cores_busy(
+        step.user_s + step.sys_s,
+        step.wall_s,
+        Some(rec.runner.vcpus),
+    );
+    assert!(runner.contains(&format!(">{cores}</td>")), "{runner}");
+    assert!(runner.contains("Cores busy"), "{runner}");
+}
+
+/// A reader of records builds without the measuring half: site-gen's normal dependencies do
+/// not include io-uring, rusqlite (bundled SQLite) or cargo_metadata.
+#[test]
+fn the_site_generator_does_not_depend_on_the_measuring_crates() {
+    let out = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .current_dir(common::repo_root())
+        .args([
+            "tree",
+            "-p",
+            "diskbench-site",
+            "-e",
+            "normal",
+            "--prefix",
+            "none",
+            "--offline",
+            "--locked",
+        ])
+        .output()
+        .expect("cannot run cargo tree");
+    let tree = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(tree.contains("diskbench-engine"), "{tree}");
+    for heavy in [
+        "io-uring ",
+        "rusqlite ",
+        "libsqlite3-sys ",
+        "cargo_metadata ",
+    ] {
+        assert!(!tree.contains(heavy), "site-gen pulls in {heavy}:\n{tree}");
+    }
 }

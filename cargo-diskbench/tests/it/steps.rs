@@ -441,3 +441,54 @@ fn a_relative_dir_is_resolved_before_steps_run_elsewhere() {
     passed_step(&mut cmd, "sqlite");
     assert_empty(dir.path());
 }
+
+/// A single-crate project keeps its config in `[package.metadata.diskbench]` (it has no
+/// `[workspace]`): that table is read. Without a terminal, each step prints a line as it
+/// starts and one with its time and verdict as it ends, and the table shows the same figures.
+#[test]
+fn package_metadata_steps_run_with_a_start_and_an_end_line_each() {
+    let project = tempfile::tempdir().unwrap();
+    std::fs::write(
+        project.path().join("Cargo.toml"),
+        "[package]\nname = \"demo\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+         [package.metadata.diskbench]\n\
+         steps = [{ id = \"hello\", run = \"echo hi > $DISKBENCH_SCRATCH/x\" },\n\
+         { id = \"bye\", run = \"true\" }]\n",
+    )
+    .unwrap();
+    std::fs::create_dir(project.path().join("src")).unwrap();
+    std::fs::write(project.path().join("src/lib.rs"), "").unwrap();
+    let dir = work_disk_dir();
+    let (out, rec) = run_json(&mut steps_cmd(
+        project.path(),
+        dir.path(),
+        &["--only", "hello,bye"],
+    ));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(step(&rec, "hello")["status"], "ok", "{stderr}");
+    assert_eq!(step(&rec, "bye")["status"], "ok", "{stderr}");
+    assert!(stderr.contains("build steps: hello, bye"), "{stderr}");
+    for (i, id) in ["hello", "bye"].iter().enumerate() {
+        let s = step(&rec, id);
+        let verdict = s["bound"].as_str().unwrap();
+        let wall = engine::units::format_s(s["wall_s"].as_f64().unwrap());
+        let start = format!("[step {}/2] {id}: running", i + 1);
+        let end = format!("[step {}/2] {id}: {wall}, {verdict}", i + 1);
+        let at_start = stderr
+            .find(&start)
+            .unwrap_or_else(|| panic!("no {start:?} in {stderr}"));
+        let at_end = stderr
+            .find(&end)
+            .unwrap_or_else(|| panic!("no {end:?} in {stderr}"));
+        assert!(at_start < at_end, "{stderr}");
+        // The table (on stderr, as stdout carries the record) has the same time and verdict.
+        assert!(
+            stderr
+                .lines()
+                .any(|l| l.starts_with(id) && l.contains(verdict) && l.contains(&wall)),
+            "{stderr}"
+        );
+    }
+    assert_empty(dir.path());
+}

@@ -38,6 +38,10 @@ pub struct Io {
 pub struct Completion {
     pub slot: u16,
     pub result: i32,
+    /// For a write + sync: how long the sync alone took (fio's `sync` latency), where the
+    /// backend can time it apart from the write (psync). io_uring links the two and leaves
+    /// this `None`.
+    pub sync_ns: Option<u64>,
 }
 
 /// One backend instance serves one job (one thread) with its own file descriptor and buffers.

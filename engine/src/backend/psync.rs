@@ -10,6 +10,8 @@ pub struct Psync {
     fd: RawFd,
     bufs: Vec<*mut u8>,
     pending: Option<Io>,
+    /// How long the last I/O's sync took, when it had one.
+    last_sync_ns: Option<u64>,
 }
 
 impl Psync {
@@ -20,10 +22,12 @@ impl Psync {
             fd: file.as_raw_fd(),
             bufs,
             pending: None,
+            last_sync_ns: None,
         }
     }
 
-    fn run(&self, io: Io) -> i32 {
+    fn run(&mut self, io: Io) -> i32 {
+        self.last_sync_ns = None;
         let buf = self.bufs[io.slot as usize];
         let mut done = 0usize;
         let len = io.len as usize;
@@ -54,12 +58,17 @@ impl Psync {
             }
             done += n as usize;
         }
+        // The sync is timed on its own as well (fio's `sync` latency block).
+        let sync_start = std::time::Instant::now();
         let synced = match io.kind {
             // SAFETY: plain syscalls on an fd we hold open.
             IoKind::WriteDatasync => unsafe { libc::fdatasync(self.fd) },
             IoKind::WriteFsync => unsafe { libc::fsync(self.fd) },
             _ => 0,
         };
+        if matches!(io.kind, IoKind::WriteDatasync | IoKind::WriteFsync) {
+            self.last_sync_ns = Some(sync_start.elapsed().as_nanos() as u64);
+        }
         if synced != 0 {
             return -io::Error::last_os_error()
                 .raw_os_error()
@@ -96,6 +105,7 @@ impl Backend for Psync {
             done.push(Completion {
                 slot: io.slot,
                 result,
+                sync_ns: self.last_sync_ns,
             });
         }
         Ok(())

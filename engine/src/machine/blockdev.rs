@@ -37,7 +37,52 @@ pub fn chain(view: &SysView, major: u32, minor: u32) -> Chain {
             .notes
             .push(format!("block device {major}:{minor}: {why}")),
     }
+    drop_defaults_that_are_not_facts(&mut chain);
     chain
+}
+
+/// Transports whose `queue/rotational` is the kernel's default rather than a fact about the
+/// disk: virtio-blk never learns from the host whether the backing spins (a 2.5 GB/s virtio
+/// disk reads "1"), nor does xen-blkfront.
+const ROTATIONAL_UNKNOWN: [&str; 2] = ["virtio", "xen"];
+
+/// Clear what sysfs reports but does not know: rotational on [`ROTATIONAL_UNKNOWN`]
+/// transports (and their partitions), and a vendor that is a bare PCI id (virtio-blk's
+/// `device/vendor` is `0x1af4`, the PCI vendor id of virtio, not a maker's name).
+fn drop_defaults_that_are_not_facts(chain: &mut Chain) {
+    let unknown: Vec<String> = chain
+        .devices
+        .iter()
+        .filter(|d| {
+            d.transport
+                .as_deref()
+                .is_some_and(|t| ROTATIONAL_UNKNOWN.contains(&t))
+        })
+        .map(|d| d.name.clone())
+        .collect();
+    let devices = chain
+        .devices
+        .iter_mut()
+        .chain(chain.disks.iter_mut().map(|d| &mut d.device));
+    for d in devices {
+        let partition_of_unknown = d.transport.as_deref() == Some("partition")
+            && d.members.iter().any(|m| unknown.contains(m));
+        if unknown.contains(&d.name) || partition_of_unknown {
+            d.rotational = None;
+        }
+        if d.vendor.as_deref().is_some_and(is_pci_id) {
+            d.vendor = None;
+        }
+        if d.model.as_deref().is_some_and(is_pci_id) {
+            d.model = None;
+        }
+    }
+}
+
+/// "0x1af4": a numeric id, not a name.
+fn is_pci_id(s: &str) -> bool {
+    s.strip_prefix("0x")
+        .is_some_and(|h| !h.is_empty() && h.chars().all(|c| c.is_ascii_hexdigit()))
 }
 
 /// The `MAJ:MIN` of a block device by kernel name (for filesystems that report an anonymous
@@ -311,6 +356,41 @@ mod tests {
         assert_eq!(c.disks.len(), 1, "{:?}", c.notes);
         assert_eq!(c.disks[0].device.transport.as_deref(), Some("nvme-tcp"));
         assert_eq!(c.disks[0].device.model.as_deref(), Some("Linux"));
+    }
+
+    /// A virtio-blk disk: `device/vendor` is the PCI id 0x1af4 and `queue/rotational` the
+    /// kernel's default 1; neither is a fact about the disk, so neither is recorded.
+    #[test]
+    fn virtio_vendor_id_and_default_rotational_are_not_recorded() {
+        let root = tempfile::tempdir().unwrap();
+        let r = root.path();
+        let disk = r.join("sys/devices/pci0000:00/0000:00:05.0/virtio2/block/vda");
+        std::fs::create_dir_all(disk.join("vda1")).unwrap();
+        std::fs::write(disk.join("vda1/partition"), "1\n").unwrap();
+        std::fs::create_dir_all(disk.join("queue")).unwrap();
+        std::fs::create_dir_all(disk.join("vda1/queue")).unwrap();
+        std::fs::write(disk.join("queue/rotational"), "1\n").unwrap();
+        std::fs::write(disk.join("vda1/queue/rotational"), "1\n").unwrap();
+        let dev = r.join("sys/devices/pci0000:00/0000:00:05.0/virtio2");
+        std::fs::write(dev.join("vendor"), "0x1af4\n").unwrap();
+        std::fs::create_dir_all(r.join("sys/bus/virtio")).unwrap();
+        symlink("../../../../bus/virtio", dev.join("subsystem")).unwrap();
+        symlink("../../../virtio2", disk.join("device")).unwrap();
+        std::fs::create_dir_all(r.join("sys/dev/block")).unwrap();
+        symlink(
+            "../../devices/pci0000:00/0000:00:05.0/virtio2/block/vda/vda1",
+            r.join("sys/dev/block/253:1"),
+        )
+        .unwrap();
+        let c = chain(&SysView::fixture(r), 253, 1);
+        assert_eq!(c.disks.len(), 1, "{:?}", c.notes);
+        let vda = &c.disks[0].device;
+        assert_eq!(vda.transport.as_deref(), Some("virtio"));
+        assert_eq!(vda.vendor, None);
+        assert_eq!(vda.rotational, None);
+        assert_eq!(c.devices[0].name, "vda1");
+        assert_eq!(c.devices[0].rotational, None);
+        assert!(is_pci_id("0x1af4") && !is_pci_id("ATA") && !is_pci_id("0x"));
     }
 
     #[test]

@@ -205,12 +205,49 @@ impl Drop for Scratch {
     }
 }
 
+/// What [`run_steps_with`] reports while it works: a step starts, a step ends.
+#[derive(Debug)]
+pub enum StepEvent<'a> {
+    /// The steps that will run, in order (known once the config is read).
+    Planned { ids: &'a [String] },
+    Started {
+        id: &'a str,
+        /// 1-based position and the number of steps.
+        index: usize,
+        of: usize,
+    },
+    Finished {
+        result: &'a StepResult,
+        index: usize,
+        of: usize,
+    },
+}
+
 /// Run the steps, in order. `columns` are this machine's six columns from the same run (may be
-/// empty), used for the verdicts. `progress` receives one line per step as it starts.
+/// empty), used for the verdicts. `progress` receives one line per step as it starts and one
+/// when it ends (its time and verdict).
 pub fn run_steps(
     opts: &StepsOptions,
     columns: &[TestResult],
     progress: &mut dyn FnMut(&str),
+) -> Result<Vec<StepResult>> {
+    run_steps_with(opts, columns, &mut |event| match event {
+        StepEvent::Planned { .. } => {}
+        StepEvent::Started { id, .. } => progress(&format!("step {id}")),
+        StepEvent::Finished { result, .. } => progress(&format!(
+            "step {}: {}, {}",
+            result.id,
+            crate::units::format_s(result.wall_s),
+            result.verdict_word()
+        )),
+    })
+}
+
+/// [`run_steps`] with structured progress, for a display that shows elapsed time.
+pub fn run_steps_with(
+    opts: &StepsOptions,
+    columns: &[TestResult],
+    progress: &mut dyn FnMut(StepEvent<'_>),
 ) -> Result<Vec<StepResult>> {
     let project = find_project(opts.manifest_path.as_deref())?;
     let steps = plan(opts, &project)?;
@@ -223,11 +260,18 @@ pub fn run_steps(
         vcpus: opts.vcpus.unwrap_or_else(available_cpus),
     };
     let mut results = Vec::new();
-    for step in &steps {
+    let ids: Vec<String> = steps.iter().map(|s| s.id().to_string()).collect();
+    progress(StepEvent::Planned { ids: &ids });
+    let of = steps.len();
+    for (i, step) in steps.iter().enumerate() {
         if crate::cancel::requested() {
             return Err(interrupted());
         }
-        progress(&format!("step {}", step.id()));
+        progress(StepEvent::Started {
+            id: step.id(),
+            index: i + 1,
+            of,
+        });
         let work = scratch.path.join(step.id());
         fs::create_dir(&work).with_context(|| format!("cannot create {}", work.display()))?;
         let outcome = run_one(&ctx, step, &work);
@@ -239,6 +283,11 @@ pub fn run_steps(
                 .push(format!("could not remove {}: {e}", work.display()));
         }
         let failed = result.status == StepStatus::Failed;
+        progress(StepEvent::Finished {
+            result: &result,
+            index: i + 1,
+            of,
+        });
         results.push(result);
         if failed && opts.fail_fast {
             break;

@@ -1,5 +1,6 @@
-//! The user's own steps: `[workspace.metadata.diskbench]` in the workspace's Cargo.toml, or
-//! a `diskbench.toml` beside it (or in the current directory without a Cargo project):
+//! The user's own steps: `[workspace.metadata.diskbench]` or `[package.metadata.diskbench]`
+//! in the workspace root's Cargo.toml (a single-crate project has only the second), or a
+//! `diskbench.toml` beside it (or in the current directory without a Cargo project):
 //!
 //! ```toml
 //! [workspace.metadata.diskbench]
@@ -45,6 +46,17 @@ pub fn load(
         sources.push((
             manifest.to_path_buf(),
             "workspace.metadata.diskbench".into(),
+            section,
+        ));
+        // A single-crate project has no [workspace]: its metadata is the package's.
+        let section = table
+            .get("package")
+            .and_then(|p| p.get("metadata"))
+            .and_then(|m| m.get("diskbench"))
+            .cloned();
+        sources.push((
+            manifest.to_path_buf(),
+            "package.metadata.diskbench".into(),
             section,
         ));
     }
@@ -224,6 +236,42 @@ mod tests {
         assert_eq!(steps.len(), 2);
         assert_eq!(steps[0].run, "cargo test");
         assert_eq!(steps[1].name.as_deref(), Some("Clippy"));
+    }
+
+    #[test]
+    fn reads_package_metadata_of_a_single_crate_project() {
+        let d = tempfile::tempdir().unwrap();
+        let manifest = write(
+            d.path(),
+            "Cargo.toml",
+            "[package]\nname = \"demo\"\nversion = \"0.1.0\"\n\n\
+             [package.metadata.diskbench]\n\
+             steps = [{ id = \"test\", run = \"cargo test\" }]\n",
+        );
+        let steps = load(Some(&manifest), d.path(), &[]).unwrap();
+        assert_eq!(steps.len(), 1);
+        assert_eq!(steps[0].id, "test");
+        // A mistake there is named with its key, as in the workspace table.
+        let manifest = write(
+            d.path(),
+            "Cargo.toml",
+            "[package]\nname = \"demo\"\n[package.metadata.diskbench]\nsteps = [{ id = \"t\" }]\n",
+        );
+        let msg = format!("{:#}", load(Some(&manifest), d.path(), &[]).unwrap_err());
+        assert!(
+            msg.contains("package.metadata.diskbench.steps[0].run: missing"),
+            "{msg}"
+        );
+        // Both tables: one step each; the same id twice is refused.
+        let manifest = write(
+            d.path(),
+            "Cargo.toml",
+            "[package]\nname = \"demo\"\n[package.metadata.diskbench]\n\
+             steps = [{ id = \"a\", run = \"x\" }]\n[workspace]\n\
+             [workspace.metadata.diskbench]\nsteps = [{ id = \"a\", run = \"y\" }]\n",
+        );
+        let msg = format!("{:#}", load(Some(&manifest), d.path(), &[]).unwrap_err());
+        assert!(msg.contains("id \"a\" is defined twice"), "{msg}");
     }
 
     #[test]

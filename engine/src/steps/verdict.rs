@@ -121,7 +121,6 @@ struct Figures {
     judged_s: f64,
     /// Share of wall time with (at least) one core busy, capped at 1.
     cpu_share: f64,
-    cores_busy: f64,
     stall_share: Option<f64>,
     stall_source: &'static str,
     stall_of: &'static str,
@@ -199,7 +198,6 @@ fn figures(s: &StepSignals, disk: &DiskFigures) -> Figures {
         cpu_wait_share,
         judged_s: wall_s,
         cpu_share: cores_busy.min(1.0),
-        cores_busy,
         stall_share,
         stall_source,
         stall_of,
@@ -250,12 +248,25 @@ pub fn judge(s: &StepSignals, disk: &DiskFigures) -> Verdict {
     } else {
         format!("{:.1} s", f.wall_s)
     };
-    let cpu = format!(
-        "on CPU {} of {of} ({:.2} of {} cores busy)",
-        pct(f.cpu_share),
-        f.cores_busy,
-        s.vcpus
-    );
+    // One CPU figure, named and written as in the tables (crate::units::format_cores_busy,
+    // CPU time / wall time): over the wall time, and also over the judged time when the CPU
+    // wait taken out is large enough to be said. `of` above is not used for it: a figure of
+    // the judged time must not be labelled as of the wall time.
+    let vcpus = Some(s.vcpus);
+    let busy = crate::units::CORES_BUSY;
+    let cpu = if f.cpu_wait_share >= CPU_WAIT_MENTION {
+        format!(
+            "{} {busy} over its {:.1} s, {} {busy} over {of}",
+            crate::units::format_cores_busy(s.cpu_s, f.wall_s, vcpus),
+            f.wall_s,
+            crate::units::format_cores_busy(s.cpu_s, f.judged_s, vcpus),
+        )
+    } else {
+        format!(
+            "{} {busy} over {of}",
+            crate::units::format_cores_busy(s.cpu_s, f.wall_s, vcpus),
+        )
+    };
     let Some(stall) = f.stall_share else {
         // Without a stall signal, only a clearly CPU-bound step can be judged.
         if f.cpu_share >= CPU_HIGH {
@@ -466,7 +477,7 @@ mod tests {
             &disk(),
         );
         assert_eq!(v.bound, Bound::Cpu, "{}", v.why);
-        assert!(v.why.contains("2.00 of 2 cores"), "{}", v.why);
+        assert!(v.why.contains("2.00 of 2 cores busy"), "{}", v.why);
         // Without the discount the same step would look idle.
         let v = judge(
             &StepSignals {
@@ -551,7 +562,7 @@ mod tests {
         };
         let v = judge(&s, &disk());
         assert_eq!(v.bound, Bound::Cpu, "{}", v.why);
-        assert!(v.why.contains("1.80 of 2 cores"), "{}", v.why);
+        assert!(v.why.contains("1.80 of 2 cores busy"), "{}", v.why);
     }
 
     #[test]
