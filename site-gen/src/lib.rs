@@ -7,6 +7,7 @@ use anyhow::{Context, Result};
 
 pub mod import;
 pub mod merge;
+pub mod published_timings;
 pub mod summary;
 // SITE-MODULES (the site's modules are declared below this line)
 pub mod charts;
