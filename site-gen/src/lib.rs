@@ -20,6 +20,7 @@ pub mod load;
 pub mod model;
 pub mod render;
 pub mod stats;
+pub mod steps_view;
 pub mod testdata;
 pub mod theme;
 
@@ -105,6 +106,11 @@ pub fn build_site(opts: &SiteOptions) -> Result<SiteReport> {
     }
     site.steps_page()?;
     written += 1;
+    render::write_file(
+        &opts.out,
+        "data/steps.json",
+        serde_json::to_string_pretty(&correlation::export::steps_json(&steps))?.as_bytes(),
+    )?;
     for p in &pages {
         site.content_page(p)?;
         written += 1;

@@ -350,44 +350,8 @@ impl Site<'_> {
 
     pub fn steps_page(&self) -> Result<()> {
         let mut ctx = self.base_context("", "Build steps across runners", "steps");
-        let steps: Vec<Value> = self
-            .steps
-            .iter()
-            .map(|s| {
-                let pairs: Vec<Value> = s
-                    .pairs
-                    .iter()
-                    .map(|p| {
-                        let (title, unit_s, col) = match p.column {
-                            Some(c) => (c.title().to_string(), unit(c), c),
-                            None => ("CPU reference (one thread)".to_string(), "ops/s", ColumnId::SeqRead),
-                        };
-                        let svg = if p.points.len() >= 2 {
-                            let mut svg = charts::scatter_svg(col, &p.points, unit_s).unwrap_or_default();
-                            if p.column.is_none() {
-                                svg = svg.replacen("seq-read (", "cpu (", 1);
-                            }
-                            svg
-                        } else {
-                            String::new()
-                        };
-                        json!({
-                            "title": title,
-                            "id": p.column.map(|c| c.as_str()).unwrap_or("cpu"),
-                            "rho": p.rho.map(|r| format!("{r:+.2}")).unwrap_or_else(|| "–".into()),
-                            "strength": p.rho.map(|r| if r <= -0.6 { "strong" } else if r <= -0.3 { "some" } else { "none" }).unwrap_or("none"),
-                            "n": p.points.len(),
-                            "svg": svg,
-                        })
-                    })
-                    .collect();
-                json!({
-                    "id": s.id, "name": s.name, "follows": s.follows, "conclusion": s.conclusion,
-                    "failed_runners": s.failed_runners, "pairs": pairs,
-                })
-            })
-            .collect();
-        ctx.insert("steps", &steps);
+        ctx.insert("steps", &crate::steps_view::steps(self.steps));
+        ctx.insert("method", &crate::steps_view::method());
         ctx.insert("min_runners", &crate::correlation::MIN_RUNNERS);
         self.write("steps.html", "steps.html", &ctx)
     }
