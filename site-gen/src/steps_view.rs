@@ -16,7 +16,7 @@ fn unit(s: &StepAnalysis, f: Figure) -> String {
     }
 }
 
-fn row(l: &Link, deciding: Option<Figure>) -> Value {
+fn row(l: &Link, deciding: Option<Figure>, called: bool) -> Value {
     json!({
         "id": l.figure.id(),
         "title": l.figure.title(),
@@ -26,7 +26,7 @@ fn row(l: &Link, deciding: Option<Figure>) -> Value {
         "held": l.held.map(|h| h.title()).unwrap_or(""),
         "interval": fmt_interval(l),
         "n_controlled": l.n_controlled,
-        "clear": l.clear(),
+        "clear": called && l.clear(),
         "deciding": deciding == Some(l.figure),
     })
 }
@@ -94,7 +94,7 @@ pub fn steps(steps: &[StepAnalysis]) -> Vec<Value> {
                 "conclusion": s.conclusion,
                 "failed_runners": s.failed_runners,
                 "cpu_benchmark": s.cpu_benchmark,
-                "rows": s.links.iter().map(|l| row(l, s.deciding)).collect::<Vec<_>>(),
+                "rows": s.links.iter().map(|l| row(l, s.deciding, s.no_call.is_none())).collect::<Vec<_>>(),
                 "plots": plots(s),
             })
         })

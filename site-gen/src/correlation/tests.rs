@@ -215,6 +215,11 @@ fn all_runners_on_one_disk_figure_no_call_and_the_reason() {
     assert_eq!(s.no_call, Some(NoCall::OneDiskFigure), "{}", s.conclusion);
     assert_eq!(s.follows, Follows::TooFew);
     assert!(s.conclusion.contains("same disk"), "{}", s.conclusion);
+    let (html, _) = site_of(&records_of(&fleet));
+    assert!(
+        html.contains("all 8 runners are on about the same disk"),
+        "{html}"
+    );
 }
 
 #[test]
@@ -312,4 +317,83 @@ fn steps_json_holds_the_same_conclusions() {
         .unwrap();
     let i = multi["interval"].as_array().unwrap();
     assert!(i[1].as_f64().unwrap() < 0.0, "{multi}");
+}
+
+/// Build a site from `records` in a temp dir; returns (steps.html, steps.json).
+fn site_of(records: &[engine::record::Record]) -> (String, serde_json::Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results");
+    for r in records {
+        engine::results::write_record(&results, r).unwrap();
+    }
+    let out = dir.path().join("site");
+    crate::build_site(&crate::SiteOptions {
+        results,
+        out: out.clone(),
+        ..Default::default()
+    })
+    .unwrap();
+    let html = std::fs::read_to_string(out.join("steps.html")).unwrap();
+    let json = std::fs::read_to_string(out.join("data/steps.json")).unwrap();
+    (html, serde_json::from_str(&json).unwrap())
+}
+
+#[test]
+fn node_site_shows_each_step_with_conclusion_table_and_plots() {
+    let recs = node_records();
+    let (html, json) = site_of(&recs);
+    let a = analyse(&dataset(recs));
+    assert_eq!(json["schema"], "diskbench.site-steps/1");
+    for s in &a {
+        let esc = crate::html::esc(&s.conclusion);
+        assert!(
+            html.contains(&esc),
+            "{} missing from the page",
+            s.conclusion
+        );
+        let j = json["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|j| j["id"] == s.id.as_str())
+            .unwrap();
+        assert_eq!(j["conclusion"], s.conclusion.as_str());
+        assert_eq!(j["follows"], s.follows.as_str());
+    }
+    let section = |name: &str| {
+        let start = html.find("<h2 id=\"step-").unwrap();
+        let at = html[start..].find(&format!("{name} <code>")).unwrap() + start;
+        let end = html[at..].find("</section>").unwrap() + at;
+        html[at..end].to_string()
+    };
+    let tc = section("typecheck");
+    assert!(tc.contains("b-cpu") && tc.contains(">imported<"), "{tc}");
+    assert!(tc.contains("<table class=\"rho\">") && tc.contains("CPU, all threads"));
+    // Two plots (the deciding disk figure and the CPU), points labelled by runner and class.
+    assert_eq!(tc.matches("<svg").count(), 2, "{tc}");
+    assert!(
+        tc.contains("<title>runson-r8a-tmpfs-x64 (tmpfs, imported):"),
+        "{tc}"
+    );
+    let bun = section("bun install");
+    assert!(
+        bun.contains("b-bandwidth") || bun.contains("b-latency"),
+        "{bun}"
+    );
+    assert!(html.contains("data/steps.json"));
+}
+
+#[test]
+fn four_runner_site_says_why_there_is_no_call() {
+    let fleet: Vec<Gen> = confounded_fleet(|g, _| vec![("compile", 4_000.0 / g.cpu_multi)])
+        .into_iter()
+        .step_by(4)
+        .collect();
+    let (html, json) = site_of(&records_of(&fleet));
+    assert!(html.contains("b-too-few"), "{html}");
+    assert!(
+        html.contains("only 4 runners have both its time and disk figures"),
+        "{html}"
+    );
+    assert_eq!(json["steps"][0]["follows"], "too-few");
 }
