@@ -397,3 +397,31 @@ fn four_runner_site_says_why_there_is_no_call() {
     );
     assert_eq!(json["steps"][0]["follows"], "too-few");
 }
+
+#[test]
+fn methodology_quotes_the_node_example_as_computed() {
+    let a = analyse(&dataset(node_records()));
+    let table = wording::markdown_table(&[step(&a, "typecheck"), step(&a, "bun install")]);
+    let page = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../content/methodology.md"),
+    )
+    .unwrap();
+    assert!(
+        page.contains(&table),
+        "content/methodology.md must quote the node example as computed; expected:\n{table}"
+    );
+    // The pair the page names: same CPU (within 1%), tmpfs against EBS, 8 s against 21 s.
+    let bun = step(&a, "bun install");
+    let at = |label: &str, f: Figure| {
+        let l = bun.link(f).unwrap();
+        let p = l.points.iter().find(|p| p.label == label).unwrap();
+        (p.x, p.time_s, p.class)
+    };
+    let (cpu_t, t_t, c_t) = at("runson-r8a-tmpfs-x64", Figure::CpuMulti);
+    let (cpu_e, t_e, c_e) = at("runson-m8a-x64", Figure::CpuMulti);
+    assert!((cpu_t / cpu_e - 1.0).abs() < 0.01);
+    assert_eq!((c_t, c_e), (StorageClass::Tmpfs, StorageClass::Ebs));
+    assert!(page.contains(&format!(
+        "the\ntmpfs runner and an EBS runner with the same CPU differ {t_t} s to {t_e} s"
+    )));
+}

@@ -219,3 +219,31 @@ fn correlation_sentence(a: &StepAnalysis) -> String {
         }
     }
 }
+
+/// A Markdown table of steps' links (step, figure, ρ, held fixed, ρ held fixed, interval, n),
+/// as the methodology page quotes the node example; a test keeps the page equal to it.
+pub fn markdown_table(steps: &[&StepAnalysis]) -> String {
+    let mut out = String::from(
+        "| step | figure | ρ | held fixed | ρ, held fixed | 95% interval | n | call |\n|---|---|---|---|---|---|---|---|\n",
+    );
+    for s in steps {
+        for l in &s.links {
+            out.push_str(&format!(
+                "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                s.name,
+                l.figure.title(),
+                l.rho.map(fmt_rho).unwrap_or_else(|| "–".into()),
+                l.held.map(|h| h.title()).unwrap_or("–"),
+                l.rho_controlled.map(fmt_rho).unwrap_or_else(|| "–".into()),
+                fmt_interval(l),
+                l.n_controlled,
+                if s.deciding == Some(l.figure) {
+                    s.follows.as_str()
+                } else {
+                    ""
+                }
+            ));
+        }
+    }
+    out
+}
