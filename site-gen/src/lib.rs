@@ -84,6 +84,7 @@ pub fn build_site(opts: &SiteOptions) -> Result<SiteReport> {
     let records = loaded.records.len();
     let ds = model::Dataset::build(loaded.records, opts.window_days);
     let findings = findings::findings(&ds);
+    lap("dataset and findings");
     let steps = correlation::analyse(&ds);
     let scales = engine::record::ColumnId::ALL.map(|c| ds.column_range(c));
     let site = render::Site {

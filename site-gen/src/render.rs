@@ -386,6 +386,10 @@ fn verdict_counts(ds: &Dataset) -> Vec<Value> {
     let mut by_step: std::collections::BTreeMap<String, Tally> = Default::default();
     for r in &ds.runners {
         for &i in &r.runs {
+            // Published timings have no verdict of their own (no signals were recorded).
+            if ds.record(i).is_imported() {
+                continue;
+            }
             for s in &ds.record(i).steps {
                 let e = by_step
                     .entry(s.id.clone())
@@ -648,7 +652,9 @@ fn steps_view(site: &Site, r: &RunnerSummary) -> Value {
                 "status": match s.status { StepStatus::Ok => "ok", StepStatus::Failed => "failed", StepStatus::Skipped => "skipped" },
                 "wall": if s.status == StepStatus::Ok { fmt_s(s.wall_s) } else { String::new() },
                 "median": fig.filter(|f| f.runs > 1).map(|f| format!("{} over {} runs", fmt_s(f.wall_s), f.runs)).unwrap_or_default(),
-                "cpu": if s.status == StepStatus::Ok && s.wall_s > 0.0 { format!("{:.0}%", (s.user_s + s.sys_s) / s.wall_s * 100.0) } else { String::new() },
+                // Published timings carry no CPU time: no "0%" for them.
+                "imported": rec.is_imported(),
+                "cpu": if s.status == StepStatus::Ok && s.wall_s > 0.0 && !rec.is_imported() { format!("{:.0}%", (s.user_s + s.sys_s) / s.wall_s * 100.0) } else { String::new() },
                 "bound": s.bound.as_str(), "why": s.why, "reason": s.reason.clone().unwrap_or_default(),
                 "tail": s.output_tail.clone().unwrap_or_default(),
                 "stall": s.io_pressure_s.map(fmt_s).unwrap_or_default(),

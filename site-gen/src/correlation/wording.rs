@@ -40,9 +40,18 @@ pub fn what(f: Follows) -> &'static str {
     }
 }
 
+/// A figure inside a sentence: "sequential write", "QD1 read", "the all-threads CPU score".
+pub fn phrase(f: Figure) -> String {
+    match f {
+        Figure::Column(c) if c == engine::record::ColumnId::Qd1Read => c.title().into(),
+        Figure::Column(c) => c.title().to_lowercase(),
+        Figure::CpuSingle => "the one-thread CPU score".into(),
+        Figure::CpuMulti => "the all-threads CPU score".into(),
+    }
+}
+
 fn held_name(f: Option<Figure>) -> String {
-    f.map(|f| f.title().to_lowercase())
-        .unwrap_or_else(|| "?".into())
+    f.map(phrase).unwrap_or_else(|| "?".into())
 }
 
 /// "ρ −0.98 with the CPU, all threads held fixed (95% interval −1.00 to −0.95, n = 7)".
@@ -148,7 +157,7 @@ fn correlation_sentence(a: &StepAnalysis) -> String {
         ),
         Some(NoCall::NoCpuFigures) => {
             let strongest = strongest_plain(a)
-                .map(|l| format!(" Ranked alone its strongest link is {} ({}), but that may be the CPU's doing.", l.figure.title().to_lowercase(), plain(l)))
+                .map(|l| format!(" Ranked alone its strongest link is {} ({}), but that may be the CPU's doing.", phrase(l.figure), plain(l)))
                 .unwrap_or_default();
             format!(
                 "{name}: the data cannot tell: too few of these runners have CPU figures of one benchmark to hold the CPU fixed.{strongest} CPU figures for these runners would settle it."
@@ -159,7 +168,7 @@ fn correlation_sentence(a: &StepAnalysis) -> String {
                 .map(|l| {
                     format!(
                         " Ranked alone its strongest link is {} ({}).",
-                        l.figure.title().to_lowercase(),
+                        phrase(l.figure),
                         plain(l)
                     )
                 })
@@ -167,7 +176,7 @@ fn correlation_sentence(a: &StepAnalysis) -> String {
             let disk = a
                 .best_disk
                 .and_then(|d| a.link(Figure::Column(d)))
-                .map(|l| format!(" With the CPU held fixed the best disk figure is {} ({}), and its interval is not clear of zero", l.figure.title().to_lowercase(), controlled(l)))
+                .map(|l| format!(" With the CPU held fixed the best disk figure is {} ({}), and its interval is not clear of zero", phrase(l.figure), controlled(l)))
                 .unwrap_or_else(|| " With the CPU held fixed no disk figure's link is defined".into());
             let cpu = a
                 .cpu_held
@@ -182,9 +191,9 @@ fn correlation_sentence(a: &StepAnalysis) -> String {
                 return format!("{name}: the data cannot tell. {SETTLE}");
             };
             let mut s = format!(
-                "{name} follows {}: it runs faster where {} is higher, {}; ranked alone {}.",
+                "{name} follows {}: it runs faster where {} is higher, {}; ranked alone, {}.",
                 what(a.follows),
-                d.figure.title().to_lowercase(),
+                phrase(d.figure),
                 controlled(d),
                 plain(d)
             );
@@ -198,14 +207,14 @@ fn correlation_sentence(a: &StepAnalysis) -> String {
                 };
                 s.push_str(&format!(
                     " The other side, {}: {} ({verdict}).",
-                    o.figure.title().to_lowercase(),
+                    phrase(o.figure),
                     controlled(o)
                 ));
             }
             if let Some(p) = strongest_plain(a).filter(|p| p.figure.family() != d.figure.family()) {
                 s.push_str(&format!(
                     " Ranking alone would have picked {} ({}): the disk and the CPU grow together on these runners.",
-                    p.figure.title().to_lowercase(),
+                    phrase(p.figure),
                     plain(p)
                 ));
             }
