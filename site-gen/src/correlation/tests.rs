@@ -425,3 +425,36 @@ fn methodology_quotes_the_node_example_as_computed() {
         "the\ntmpfs runner and an EBS runner with the same CPU differ {t_t} s to {t_e} s"
     )));
 }
+
+#[test]
+fn cpu_scores_of_different_benchmarks_are_never_ranked_together() {
+    let fleet = confounded_fleet(|g, _| vec![("compile", 4_000.0 / g.cpu_multi)]);
+    let mut recs = records_of(&fleet);
+    // Three runners' CPU figures come from another benchmark (scaled 1000x, as another
+    // benchmark's scores might be): they must be left out of the CPU ranks, not ranked as fastest.
+    let mut renamed = 0;
+    for r in recs.iter_mut() {
+        if let Some(c) = r.cpu_reference.as_mut().filter(|_| renamed < 3) {
+            c.benchmark = Some("geekbench".into());
+            c.single_thread_ops_s *= 1000.0;
+            c.all_threads_ops_s *= 1000.0;
+            renamed += 1;
+        }
+    }
+    let s = analyse(&dataset(recs)).remove(0);
+    assert_eq!(s.cpu_benchmark.as_deref(), Some("gen"));
+    assert_eq!(s.cpu_other_benchmark, 3);
+    assert_eq!(s.link(Figure::CpuMulti).unwrap().points.len(), 13);
+    assert!(
+        s.link(Figure::CpuMulti)
+            .unwrap()
+            .points
+            .iter()
+            .all(|p| p.x < 1e6)
+    );
+    assert!(
+        s.conclusion.contains("another benchmark"),
+        "{}",
+        s.conclusion
+    );
+}
