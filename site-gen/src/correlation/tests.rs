@@ -458,3 +458,30 @@ fn cpu_scores_of_different_benchmarks_are_never_ranked_together() {
         s.conclusion
     );
 }
+
+/// How often a step whose time is pure noise gets a call anyway (figures confounded as in the
+/// fleets above, 8 runners drawn from them). The bootstrap over few runners is rough and the
+/// best of six disk figures is picked, so this is not 5%; it must stay small.
+#[test]
+fn noise_steps_are_rarely_called() {
+    let (mut called, trials) = (0, 60);
+    for k in 0..trials {
+        let fleet = confounded_fleet(|_, i| vec![("noise", 50.0 + 10.0 * wobble(i, 100 + k))]);
+        let keep: Vec<Gen> = fleet
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| wobble(*i, 500 + k) > -0.05)
+            .map(|(_, g)| g)
+            .take(8)
+            .collect();
+        let s = analyse(&dataset(records_of(&keep))).remove(0);
+        if s.deciding.is_some() {
+            called += 1;
+        }
+    }
+    eprintln!("noise steps called: {called} of {trials}");
+    assert!(
+        called * 5 <= trials,
+        "{called} of {trials} noise steps got a call"
+    );
+}
