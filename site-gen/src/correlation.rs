@@ -195,6 +195,63 @@ impl Link {
     }
 }
 
+/// Two runners on the same CPU level (both CPU figures within the tie tolerance) and
+/// different disks.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DiskOnlyPair {
+    pub disk: ColumnId,
+    /// (label, class, disk figure, step time) of the runner with the better disk first.
+    pub better: (String, StorageClass, f64, f64),
+    pub worse: (String, StorageClass, f64, f64),
+}
+
+/// At least this ratio between two runners' disk figures makes them a pair "differing in disk".
+pub const PAIR_DISK_RATIO: f64 = 2.0;
+
+fn disk_only_pair(
+    timed: &[(&RunnerSummary, f64)],
+    disk: ColumnId,
+    bench: &Option<String>,
+) -> Option<DiskOnlyPair> {
+    let same = |a: Option<f64>, b: Option<f64>| match (a, b) {
+        (Some(a), Some(b)) => a.max(b) <= a.min(b) * (1.0 + TIE_TOLERANCE),
+        _ => false,
+    };
+    let mut best: Option<(f64, DiskOnlyPair)> = None;
+    for (i, (a, ta)) in timed.iter().enumerate() {
+        for (b, tb) in &timed[i + 1..] {
+            let cpu_same = [Figure::CpuSingle, Figure::CpuMulti]
+                .iter()
+                .all(|&f| same(figure_value(a, f, bench), figure_value(b, f, bench)));
+            let (Some(da), Some(db)) = (
+                figure_value(a, Figure::Column(disk), bench),
+                figure_value(b, Figure::Column(disk), bench),
+            ) else {
+                continue;
+            };
+            let ratio = da.max(db) / da.min(db);
+            if !cpu_same || ratio < PAIR_DISK_RATIO || best.as_ref().is_some_and(|b| b.0 >= ratio) {
+                continue;
+            }
+            let side = |r: &RunnerSummary, d: f64, t: f64| (r.label.clone(), r.class, d, t);
+            let (better, worse) = if da >= db {
+                (side(a, da, *ta), side(b, db, *tb))
+            } else {
+                (side(b, db, *tb), side(a, da, *ta))
+            };
+            best = Some((
+                ratio,
+                DiskOnlyPair {
+                    disk,
+                    better,
+                    worse,
+                },
+            ));
+        }
+    }
+    best.map(|b| b.1)
+}
+
 /// A verdict by experiment on one runner, which outranks the correlations.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Experiment {
@@ -234,6 +291,9 @@ pub struct StepAnalysis {
     pub experiment: Option<Experiment>,
     /// Runners where the step failed at least once (in the window).
     pub failed_runners: usize,
+    /// Two runners with about the same CPU whose disk figure differs most: the closest thing
+    /// to an experiment the data holds. Shown beside the call, never used to make it.
+    pub disk_only_pair: Option<DiskOnlyPair>,
     /// The conclusion in words (plain text).
     pub conclusion: String,
 }
@@ -474,6 +534,7 @@ fn analyse_step(
         follows_by_correlation: Follows::TooFew,
         experiment: experiment.cloned(),
         failed_runners,
+        disk_only_pair: None,
         conclusion: String::new(),
     };
     let no_call = decide(&mut a, &mut links, &timed, &bench);
@@ -492,6 +553,11 @@ fn analyse_step(
             a.by = By::Experiment;
         }
     }
+    let pair_disk = match a.deciding {
+        Some(Figure::Column(c)) => Some(c),
+        _ => a.best_disk,
+    };
+    a.disk_only_pair = pair_disk.and_then(|d| disk_only_pair(&timed, d, &bench));
     a.conclusion = wording::conclusion(&a).text;
     a
 }

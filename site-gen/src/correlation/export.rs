@@ -55,6 +55,11 @@ fn step_json(s: &StepAnalysis) -> Value {
             "interval": l.interval.map(|i| json!([round4(i.lo), round4(i.hi)])).unwrap_or(Value::Null),
             "defined_share": round4(l.defined_share),
         })).collect::<Vec<_>>(),
+        "disk_only_pair": s.disk_only_pair.as_ref().map(|p| json!({
+            "disk": p.disk.as_str(),
+            "better": {"label": p.better.0, "class": p.better.1.as_str(), "figure": p.better.2, "wall_s": p.better.3},
+            "worse": {"label": p.worse.0, "class": p.worse.1.as_str(), "figure": p.worse.2, "wall_s": p.worse.3},
+        })),
         "experiment": s.experiment.as_ref().map(|e| json!({"runner": e.runner, "bound": e.bound.as_str(), "why": e.why})),
         "conclusion": s.conclusion,
     })

@@ -276,6 +276,15 @@ fn node_job_typecheck_follows_the_cpu_and_bun_install_the_disk() {
         );
     }
     assert!(tc.conclusion.contains("imported"), "{}", tc.conclusion);
+    // The pair in the data that differs in disk only: tmpfs against EBS on the same CPU.
+    let pair = bun.disk_only_pair.as_ref().unwrap();
+    assert_eq!(
+        (pair.better.0.as_str(), pair.worse.0.as_str()),
+        ("runson-r8a-tmpfs-x64", "runson-m8a-x64")
+    );
+    assert_eq!((pair.better.3, pair.worse.3), (8.0, 21.0));
+    let pair = tc.disk_only_pair.as_ref().unwrap();
+    assert_eq!(pair.better.3, pair.worse.3, "{}", tc.conclusion);
 }
 
 #[test]
