@@ -303,10 +303,6 @@ impl StepAnalysis {
         self.links.iter().find(|l| l.figure == f)
     }
 
-    /// The step's name as a published step's "suite: step" or this tool's name.
-    pub fn step_name(&self) -> &str {
-        &self.name
-    }
 }
 
 /// Experiments per step id. HOOK(issue 9): the `what_if` experiments (CONTRACT section 5:
