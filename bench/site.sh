@@ -9,7 +9,7 @@ work=${1:-target/bench-site}
 runners=${RUNNERS:-500}
 runs=${RUNS:-20}
 
-cargo build --release --quiet -p cargo-diskbench -p diskbench-site --example demo_site
+cargo build --release --quiet -p cargo-diskbench -p diskbench-site --bin cargo-diskbench --example demo_site
 bin=target/release/cargo-diskbench
 
 if [ ! -f "$work/results/.complete-$runners-$runs" ]; then

@@ -569,6 +569,11 @@ pub struct CpuReference {
     /// The same work spread over `threads` threads, units per second in total.
     pub all_threads_ops_s: f64,
     pub threads: u32,
+    /// Which benchmark made the two figures: None for this tool's own probe, else the name a
+    /// published source gives (e.g. "sysbench cpu, events/s"). Figures of different benchmarks
+    /// are never ranked together.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub benchmark: Option<String>,
 }
 
 impl StepResult {

@@ -78,6 +78,9 @@ pub fn parse_file(path: &Path, opts: &ImportOptions) -> Result<Imported> {
             fio_record(&text, &source_name, &label)
                 .map_err(|e| engine::error::usage(format!("{shown}: {e}")))?,
         ]
+    } else if crate::published_timings::is_build_timings(&text) {
+        crate::published_timings::build_timing_records(&text, &shown)
+            .map_err(|e| engine::error::usage(format!("{shown}: {e}")))?
     } else {
         csv_records(&text, &source_name)
             .map_err(|e| engine::error::usage(format!("{shown}: {e}")))?
@@ -94,7 +97,7 @@ fn looks_like_json(text: &str) -> bool {
 }
 
 /// FNV-1a, 64 bits: a stable id from content (not for security).
-fn stable_id(parts: &[&str]) -> String {
+pub(crate) fn stable_id(parts: &[&str]) -> String {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for p in parts {
         for b in p.bytes().chain(std::iter::once(0)) {
@@ -127,7 +130,7 @@ fn column_job(c: ColumnId, size: u64) -> JobSummary {
     }
 }
 
-fn empty_record(
+pub(crate) fn empty_record(
     source: &str,
     source_file: &str,
     id: String,
@@ -345,6 +348,7 @@ pub fn csv_records(text: &str, source_file: &str) -> std::result::Result<Vec<Rec
         if rec.tests.is_empty() {
             return Err(format!("line {lineno}: no figures in this row"));
         }
+        rec.cpu_reference = published_cpu(&num, &get, rec.runner.vcpus, lineno)?;
         rec.notes
             .push(format!("imported from {source_file}, line {lineno}"));
         records.push(rec);
@@ -353,6 +357,32 @@ pub fn csv_records(text: &str, source_file: &str) -> std::result::Result<Vec<Rec
         return Err("no data rows after the header".into());
     }
     Ok(records)
+}
+
+/// A row's `cpu_single`, `cpu_multi` and `cpu_benchmark`: the published CPU figures, kept with
+/// the benchmark's name so that only figures of the same benchmark are ever ranked together.
+fn published_cpu<'a>(
+    num: &dyn Fn(&str) -> std::result::Result<Option<f64>, String>,
+    get: &dyn Fn(&str) -> Option<&'a str>,
+    vcpus: u32,
+    lineno: usize,
+) -> std::result::Result<Option<CpuReference>, String> {
+    let (single, multi) = (num("cpu_single")?, num("cpu_multi")?);
+    if single.is_none() && multi.is_none() {
+        return Ok(None);
+    }
+    let Some(benchmark) = get("cpu_benchmark") else {
+        return Err(format!(
+            "line {lineno}: cpu_single/cpu_multi without cpu_benchmark; name the benchmark that made them (e.g. \"sysbench cpu, events/s\"), since scores of different benchmarks cannot be compared"
+        ));
+    };
+    Ok(Some(CpuReference {
+        // A missing figure is 0: the site ranks only positive figures.
+        single_thread_ops_s: single.unwrap_or(0.0),
+        all_threads_ops_s: multi.unwrap_or(0.0),
+        threads: vcpus,
+        benchmark: Some(benchmark.into()),
+    }))
 }
 
 // ---------------------------------------------------------------- fio JSON
@@ -788,6 +818,43 @@ mod tests {
                 .contains("line 2, column seq-read_mib_s")
         );
         assert!(csv_records("a,b\n1,2\n", "x").is_err());
+    }
+
+    #[test]
+    fn csv_cpu_figures_keep_their_benchmark() {
+        let recs = csv_records(
+            &fixture("published/hardware-node-runners-2026-10-08.csv"),
+            "hw.csv",
+        )
+        .unwrap();
+        assert_eq!(recs.len(), 7);
+        let r = recs
+            .iter()
+            .find(|r| r.runner.label == "runson-m8a-x64")
+            .unwrap();
+        let cpu = r.cpu_reference.as_ref().unwrap();
+        assert_eq!(
+            (cpu.single_thread_ops_s, cpu.all_threads_ops_s, cpu.threads),
+            (5061.79, 20251.98, 4)
+        );
+        assert_eq!(cpu.benchmark.as_deref(), Some("sysbench cpu, events/s"));
+        // Figures without the benchmark's name cannot be compared with anything: refused.
+        let err = csv_records(
+            "date,label,seq-read_mib_s,cpu_single\n2026-01-01,a,100,5000\n",
+            "x",
+        )
+        .unwrap_err();
+        assert!(
+            err.contains("line 2") && err.contains("cpu_benchmark"),
+            "{err}"
+        );
+        // The older format (no CPU columns) still imports, with no CPU figures.
+        let ec2 = csv_records(
+            &fixture("published/ec2-storage-2026-09-30_10-01.csv"),
+            "p.csv",
+        )
+        .unwrap();
+        assert!(ec2.iter().all(|r| r.cpu_reference.is_none()));
     }
 
     #[test]

@@ -7,6 +7,7 @@ use anyhow::{Context, Result};
 
 pub mod import;
 pub mod merge;
+pub mod published_timings;
 pub mod summary;
 // SITE-MODULES (the site's modules are declared below this line)
 pub mod charts;
@@ -20,6 +21,7 @@ pub mod model;
 pub mod page_facts;
 pub mod render;
 pub mod stats;
+pub mod steps_view;
 pub mod testdata;
 pub mod theme;
 
@@ -83,6 +85,7 @@ pub fn build_site(opts: &SiteOptions) -> Result<SiteReport> {
     let records = loaded.records.len();
     let ds = model::Dataset::build(loaded.records, opts.window_days);
     let findings = findings::findings(&ds);
+    lap("dataset and findings");
     let steps = correlation::analyse(&ds);
     let scales = engine::record::ColumnId::ALL.map(|c| ds.column_range(c));
     let site = render::Site {
@@ -105,6 +108,11 @@ pub fn build_site(opts: &SiteOptions) -> Result<SiteReport> {
     }
     site.steps_page()?;
     written += 1;
+    render::write_file(
+        &opts.out,
+        "data/steps.json",
+        serde_json::to_string_pretty(&correlation::export::steps_json(&steps))?.as_bytes(),
+    )?;
     for p in &pages {
         site.content_page(p)?;
         written += 1;

@@ -42,6 +42,51 @@ pub struct StepFigure {
     pub failed: usize,
 }
 
+/// A runner's CPU figures from one benchmark: scores of different benchmarks are never compared.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CpuFigures {
+    /// None for this tool's own probe, else the published benchmark's name.
+    pub benchmark: Option<String>,
+    /// Median score on one thread.
+    pub single: Option<f64>,
+    /// Median score on all threads.
+    pub multi: Option<f64>,
+}
+
+impl CpuFigures {
+    /// How the benchmark is named on the pages.
+    pub fn benchmark_name(&self) -> &str {
+        self.benchmark
+            .as_deref()
+            .unwrap_or("cargo-diskbench CPU probe")
+    }
+}
+
+/// Medians of the runs' CPU figures, one entry per benchmark (this tool's first).
+fn cpu_figures(records: &[LoadedRecord], runs: &[usize]) -> Vec<CpuFigures> {
+    let mut by: BTreeMap<Option<&str>, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
+    for &i in runs {
+        if let Some(c) = &records[i].record.cpu_reference {
+            let e = by.entry(c.benchmark.as_deref()).or_default();
+            let ok = |v: f64| v.is_finite() && v > 0.0;
+            if ok(c.single_thread_ops_s) {
+                e.0.push(c.single_thread_ops_s);
+            }
+            if ok(c.all_threads_ops_s) {
+                e.1.push(c.all_threads_ops_s);
+            }
+        }
+    }
+    by.into_iter()
+        .map(|(b, (s, m))| CpuFigures {
+            benchmark: b.map(String::from),
+            single: median(&s),
+            multi: median(&m),
+        })
+        .filter(|c| c.single.is_some() || c.multi.is_some())
+        .collect()
+}
+
 #[derive(Clone, Debug)]
 pub struct RunnerSummary {
     pub label: String,
@@ -67,8 +112,10 @@ pub struct RunnerSummary {
     pub sources: Vec<String>,
     pub columns: [Option<ColumnFigure>; 6],
     pub steps: Vec<StepFigure>,
-    /// Median single-thread compute reference.
+    /// Median single-thread compute reference (this tool's own probe only).
     pub cpu_single_ops_s: Option<f64>,
+    /// CPU figures per benchmark (this tool's probe and published ones), medians over the runs.
+    pub cpu: Vec<CpuFigures>,
     /// Geometric mean of each column relative to the best runner in that column (1 = best in all).
     pub score: f64,
 }
@@ -204,7 +251,13 @@ fn summarise(
     runs: Vec<usize>,
     all_runs: usize,
 ) -> RunnerSummary {
-    let newest = &records[runs[0]].record;
+    // What the runner is (class, CPU, size) from its newest run with figures: a record of
+    // published build timings names the runner only.
+    let newest = runs
+        .iter()
+        .map(|&i| &records[i].record)
+        .find(|r| !r.tests.is_empty())
+        .unwrap_or(&records[runs[0]].record);
     let columns = ColumnId::ALL.map(|c| {
         let mut heads = Vec::new();
         let mut p99s = Vec::new();
@@ -254,6 +307,7 @@ fn summarise(
     let cpu: Vec<f64> = runs
         .iter()
         .filter_map(|&i| records[i].record.cpu_reference.as_ref())
+        .filter(|c| c.benchmark.is_none())
         .map(|c| c.single_thread_ops_s)
         .collect();
     let mut sources: Vec<String> = Vec::new();
@@ -281,12 +335,13 @@ fn summarise(
         instance_type: newest.runner.instance_type.clone(),
         variant: newest.runner.variant.clone(),
         older_runs: all_runs - runs.len(),
-        newest: newest.started_at.clone(),
+        newest: records[runs[0]].record.started_at.clone(),
         imported: runs.iter().all(|&i| records[i].record.is_imported()),
         sources,
         columns,
         steps,
         cpu_single_ops_s: median(&cpu),
+        cpu: cpu_figures(records, &runs),
         runs,
         score: 0.0,
     }

@@ -375,63 +375,37 @@ impl Site<'_> {
         (svg, rows, merged_runs)
     }
 
-    pub fn steps_page(&self) -> Result<()> {
-        let mut ctx = self.base_context("", "Build steps across runners", "steps");
-        let steps: Vec<Value> = self
-            .steps
+    /// The step's median time on each runner, fastest first, so a site with too few runners
+    /// for a conclusion still shows the times.
+    fn step_times(&self, id: &str) -> Vec<Value> {
+        let mut times: Vec<(&crate::model::RunnerSummary, &crate::model::StepFigure)> = self
+            .ds
+            .runners
             .iter()
-            .map(|s| {
-                let pairs: Vec<Value> = s
-                    .pairs
-                    .iter()
-                    .map(|p| {
-                        let (title, unit_s, col) = match p.column {
-                            Some(c) => (c.title().to_string(), unit(c), c),
-                            None => ("CPU reference (one thread)".to_string(), "ops/s", ColumnId::SeqRead),
-                        };
-                        let svg = if p.points.len() >= 2 {
-                            let mut svg = charts::scatter_svg(col, &p.points, unit_s).unwrap_or_default();
-                            if p.column.is_none() {
-                                svg = svg.replacen("seq-read (", "cpu (", 1);
-                            }
-                            svg
-                        } else {
-                            String::new()
-                        };
-                        json!({
-                            "title": title,
-                            "id": p.column.map(|c| c.as_str()).unwrap_or("cpu"),
-                            "rho": p.rho.map(|r| format!("{r:+.2}")).unwrap_or_else(|| "–".into()),
-                            "strength": p.rho.map(|r| if r <= -0.6 { "strong" } else if r <= -0.3 { "some" } else { "none" }).unwrap_or("none"),
-                            "n": p.points.len(),
-                            "svg": svg,
-                        })
-                    })
-                    .collect();
-                // The step's time on each runner, so a site with few runners still shows it.
-                let mut times: Vec<(&crate::model::RunnerSummary, &crate::model::StepFigure)> = Vec::new();
-                for r in &self.ds.runners {
-                    if let Some(f) = r.steps.iter().find(|f| f.id == s.id) {
-                        times.push((r, f));
-                    }
-                }
-                times.sort_by(|a, b| a.1.wall_s.total_cmp(&b.1.wall_s));
-                let times: Vec<Value> = times
-                    .into_iter()
-                    .map(|(r, f)| json!({
-                        "label": r.label, "href": format!("runners/{}.html", r.slug),
-                        "class": r.class.as_str(), "class_title": r.class.title(),
-                        "wall": if f.runs > 0 { fmt_s(f.wall_s) } else { "–".into() },
-                        "runs": f.runs, "failed": f.failed,
-                    }))
-                    .collect();
+            .filter_map(|r| r.steps.iter().find(|f| f.id == id).map(|f| (r, f)))
+            .collect();
+        times.sort_by(|a, b| a.1.wall_s.total_cmp(&b.1.wall_s));
+        times
+            .into_iter()
+            .map(|(r, f)| {
                 json!({
-                    "id": s.id, "name": s.name, "follows": s.follows, "conclusion": s.conclusion,
-                    "failed_runners": s.failed_runners, "pairs": pairs, "times": times,
+                    "label": r.label, "href": format!("runners/{}.html", r.slug),
+                    "class": r.class.as_str(), "class_title": r.class.title(),
+                    "wall": if f.runs > 0 { fmt_s(f.wall_s) } else { "–".into() },
+                    "runs": f.runs, "failed": f.failed,
                 })
             })
-            .collect();
+            .collect()
+    }
+
+    pub fn steps_page(&self) -> Result<()> {
+        let mut ctx = self.base_context("", "Build steps across runners", "steps");
+        let mut steps = crate::steps_view::steps(self.steps);
+        for (view, s) in steps.iter_mut().zip(self.steps) {
+            view["times"] = Value::Array(self.step_times(&s.id));
+        }
         ctx.insert("steps", &steps);
+        ctx.insert("method", &crate::steps_view::method());
         ctx.insert("min_runners", &crate::correlation::MIN_RUNNERS);
         self.write("steps.html", "steps.html", &ctx)
     }
@@ -466,6 +440,10 @@ fn verdict_counts(ds: &Dataset) -> Vec<Value> {
     let mut by_step: std::collections::BTreeMap<String, Tally> = Default::default();
     for r in &ds.runners {
         for &i in &r.runs {
+            // Published timings have no verdict of their own (no signals were recorded).
+            if ds.record(i).is_imported() {
+                continue;
+            }
             for s in &ds.record(i).steps {
                 let e = by_step
                     .entry(s.id.clone())
@@ -731,7 +709,9 @@ fn steps_view(site: &Site, r: &RunnerSummary) -> Value {
                 "status": match s.status { StepStatus::Ok => "ok", StepStatus::Failed => "failed", StepStatus::Skipped => "skipped" },
                 "wall": if s.status == StepStatus::Ok { fmt_s(s.wall_s) } else { String::new() },
                 "median": fig.filter(|f| f.runs > 1).map(|f| format!("{} over {} runs", fmt_s(f.wall_s), f.runs)).unwrap_or_default(),
-                "cpu": if s.status == StepStatus::Ok && s.wall_s > 0.0 { engine::units::format_cores_busy(s.user_s + s.sys_s, s.wall_s, Some(rec.runner.vcpus)) } else { String::new() },
+                // Published timings carry no CPU time: no "0 of N" for them.
+                "imported": rec.is_imported(),
+                "cpu": if s.status == StepStatus::Ok && s.wall_s > 0.0 && !rec.is_imported() { engine::units::format_cores_busy(s.user_s + s.sys_s, s.wall_s, Some(rec.runner.vcpus)) } else { String::new() },
                 "bound": s.bound.as_str(), "why": s.why, "reason": s.reason.clone().unwrap_or_default(),
                 "tail": s.output_tail.clone().unwrap_or_default(),
                 "stall": s.io_pressure_s.map(fmt_s).unwrap_or_default(),

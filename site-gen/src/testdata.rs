@@ -383,6 +383,7 @@ impl Fleet {
                 single_thread_ops_s: p.cpu_ops_s * rng.jitter(0.02),
                 all_threads_ops_s: p.cpu_ops_s * p.vcpus as f64 * 0.9,
                 threads: p.vcpus,
+                benchmark: None,
             }),
             notes: Vec::new(),
         }

@@ -1079,3 +1079,49 @@ fn the_site_generator_does_not_depend_on_the_measuring_crates() {
         assert!(!tree.contains(heavy), "site-gen pulls in {heavy}:\n{tree}");
     }
 }
+
+/// The node job's published timings with the same runners' disk and CPU figures, and the EC2
+/// figures, imported through the command line: the steps page calls typecheck cpu and
+/// `bun install` disk, and `data/steps.json` says the same.
+#[test]
+fn published_build_timings_make_the_steps_page_and_steps_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (results, out) = (tmp.path().join("results"), tmp.path().join("site"));
+    let dir = common::repo_root().join("fixtures/published");
+    let files: Vec<String> = [
+        "build-steps-node-2026-10-10.csv",
+        "hardware-node-runners-2026-10-08.csv",
+        "ec2-storage-2026-09-30_10-01.csv",
+    ]
+    .iter()
+    .map(|f| dir.join(f).to_str().unwrap().to_string())
+    .collect();
+    let mut args = vec!["import"];
+    args.extend(files.iter().map(|s| s.as_str()));
+    args.extend(["--results", results.to_str().unwrap()]);
+    ok(&common::run(&args));
+    ok(&site(&results, &out, &[]));
+    let pages = check_site(&out);
+    let steps = &pages[Path::new("steps.html")];
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("data/steps.json")).unwrap()).unwrap();
+    assert_eq!(json["schema"], "diskbench.site-steps/1");
+    let follows = |step: &str| {
+        let s = json["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["suite"] == "node" && s["step"] == step)
+            .unwrap_or_else(|| panic!("{step} missing from steps.json"));
+        // The page shows the same conclusion (escaped as the page escapes text).
+        let text = s["conclusion"].as_str().unwrap().replace('&', "&amp;");
+        assert!(steps.contains(&text), "{step}: {text}");
+        s["follows"].as_str().unwrap().to_string()
+    };
+    assert_eq!(follows("typecheck"), "cpu");
+    assert!(["bandwidth", "latency"].contains(&follows("bun install").as_str()));
+    assert!(steps.contains("<title>runson-r8a-tmpfs-x64 (tmpfs, imported):"));
+    assert!(steps.contains(">imported<"));
+    let method = &pages[Path::new("methodology.html")];
+    assert!(method.contains("id=\"across-runners\"") && method.contains("data/steps.json"));
+}

@@ -92,6 +92,10 @@ fn sqlite_step_is_latency_bound() {
             .unwrap()
             > 0.0
     );
+    // Both CPU figures: the steps page ranks step times against one thread and all threads.
+    assert!(rec["cpu_reference"]["all_threads_ops_s"].as_f64().unwrap() > 0.0);
+    assert!(rec["cpu_reference"]["threads"].as_u64().unwrap() >= 1);
+    assert!(rec["cpu_reference"].get("benchmark").is_none());
     assert!(rec["tests"].as_array().unwrap().is_empty());
     assert_empty(dir.path());
 }

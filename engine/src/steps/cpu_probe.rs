@@ -64,6 +64,7 @@ pub fn measure(threads: u32) -> CpuReference {
         single_thread_ops_s: single,
         all_threads_ops_s: all,
         threads,
+        benchmark: None,
     }
 }
 

@@ -1,0 +1,263 @@
+//! Published build timings (`date,label,suite,step,wall_s,status`) become records: one record
+//! per runner, date and suite (a run of that project's job), one step per row, no tests. The
+//! runner's disk and CPU figures come from other records with the same label.
+//!
+//! A step's id is `<suite>/<step>` (both slugged): the `/` never occurs in this tool's own
+//! step ids, so the suite can be read back from the id (see [`suite_of`]).
+
+use std::collections::BTreeMap;
+
+use engine::record::*;
+
+use crate::import::split_csv_line;
+
+/// The columns a build-timings CSV must have.
+pub const HEADER: [&str; 6] = ["date", "label", "suite", "step", "wall_s", "status"];
+
+/// The suite of the tool's own steps (built-in and `diskbench.toml` ones).
+pub const OWN_SUITE: &str = "cargo-diskbench";
+
+/// Whether `text`'s first line is a build-timings header (and not published disk figures).
+pub fn is_build_timings(text: &str) -> bool {
+    let Some(first) = text.lines().find(|l| !l.trim().is_empty()) else {
+        return false;
+    };
+    let header: Vec<String> = split_csv_line(first.trim_start_matches('\u{feff}'))
+        .into_iter()
+        .map(|h| h.trim().to_string())
+        .collect();
+    ["suite", "step", "wall_s"]
+        .iter()
+        .all(|k| header.iter().any(|h| h == k))
+}
+
+/// The step id of a published step.
+pub fn step_id(suite: &str, step: &str) -> String {
+    format!(
+        "{}/{}",
+        engine::results::slug(suite),
+        engine::results::slug(step)
+    )
+}
+
+/// The suite a step id belongs to: the part before `/` for published steps, else this tool's.
+pub fn suite_of(step_id: &str) -> &str {
+    step_id.split_once('/').map(|(s, _)| s).unwrap_or(OWN_SUITE)
+}
+
+fn status(s: &str) -> Option<StepStatus> {
+    Some(match s.trim().to_ascii_lowercase().as_str() {
+        "success" | "ok" | "passed" => StepStatus::Ok,
+        "failure" | "failed" | "error" | "timed_out" | "cancelled" => StepStatus::Failed,
+        "skipped" => StepStatus::Skipped,
+        _ => return None,
+    })
+}
+
+/// Records from a build-timings CSV. Every row is checked before any record is made.
+pub fn build_timing_records(
+    text: &str,
+    source_file: &str,
+) -> std::result::Result<Vec<Record>, String> {
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty());
+    let (_, header) = lines
+        .next()
+        .ok_or("empty file: expected a CSV header line")?;
+    let header: Vec<String> = split_csv_line(header.trim_start_matches('\u{feff}'))
+        .into_iter()
+        .map(|h| h.trim().to_string())
+        .collect();
+    for required in HEADER {
+        if !header.iter().any(|h| h == required) {
+            return Err(format!(
+                "a build-timings CSV needs the columns {}; the header has no {required:?}",
+                HEADER.join(",")
+            ));
+        }
+    }
+    // (date, label, suite) -> the runs of that job; the k-th row of the same step goes to run k.
+    type Job = Vec<(Record, Vec<String>)>;
+    let mut jobs: BTreeMap<(String, String, String), Job> = BTreeMap::new();
+    for (lineno, line) in lines {
+        let lineno = lineno + 1;
+        let cells = split_csv_line(line);
+        if cells.len() != header.len() {
+            return Err(format!(
+                "line {lineno}: {} fields, the header has {}",
+                cells.len(),
+                header.len()
+            ));
+        }
+        let row: BTreeMap<&str, &str> = header
+            .iter()
+            .map(|h| h.as_str())
+            .zip(cells.iter().map(|c| c.trim()))
+            .collect();
+        let get = |k: &str| {
+            row.get(k)
+                .copied()
+                .filter(|v| !v.is_empty())
+                .ok_or_else(|| format!("line {lineno}, column {k}: empty"))
+        };
+        let date = get("date")?;
+        if crate::model::epoch_day(date).is_none() {
+            return Err(format!(
+                "line {lineno}, column date: {date:?} is not a YYYY-MM-DD date"
+            ));
+        }
+        let (label, suite, step) = (get("label")?, get("suite")?, get("step")?);
+        let wall = get("wall_s")?;
+        let wall_s = wall
+            .parse::<f64>()
+            .ok()
+            .filter(|w| w.is_finite() && *w >= 0.0 && *w < 1e7)
+            .ok_or_else(|| {
+                format!("line {lineno}, column wall_s: {wall:?} is not a number of seconds")
+            })?;
+        let st = get("status")?;
+        let status = status(st).ok_or_else(|| {
+            format!("line {lineno}, column status: {st:?} is not success, failure or skipped")
+        })?;
+        let runs = jobs
+            .entry((date.into(), label.into(), suite.into()))
+            .or_default();
+        let id = step_id(suite, step);
+        let run = match runs.iter().position(|(_, ids)| !ids.contains(&id)) {
+            Some(i) => i,
+            None => {
+                let started_at = if date.len() == 10 {
+                    format!("{date}T00:00:00Z")
+                } else {
+                    date.to_string()
+                };
+                let runner = Runner {
+                    label: label.into(),
+                    arch: "unknown".into(),
+                    evidence: vec![format!(
+                        "published build timings, {source_file}: the file names the runner only"
+                    )],
+                    ..Runner::default()
+                };
+                let rec_id = crate::import::stable_id(&[
+                    source_file,
+                    date,
+                    label,
+                    suite,
+                    &runs.len().to_string(),
+                ]);
+                let mut rec = crate::import::empty_record(
+                    "imported:csv",
+                    source_file,
+                    rec_id,
+                    started_at,
+                    runner,
+                );
+                rec.storage.class_evidence =
+                    vec!["build timings do not describe the storage".into()];
+                rec.notes.push(format!(
+                    "published build timings of the {suite:?} job, imported from {source_file}; not measured by cargo-diskbench"
+                ));
+                runs.push((rec, Vec::new()));
+                runs.len() - 1
+            }
+        };
+        let (rec, ids) = &mut runs[run];
+        ids.push(id.clone());
+        rec.steps.push(StepResult {
+            id,
+            name: step.into(),
+            command: Vec::new(),
+            status,
+            reason: (status != StepStatus::Ok).then(|| format!("published status: {st}")),
+            wall_s,
+            bound: Bound::Unknown,
+            why: format!("published timing ({source_file}, line {lineno}): no signals to judge"),
+            notes: vec![format!(
+                "published wall time, whole seconds as published ({source_file}, line {lineno})"
+            )],
+            ..StepResult::default()
+        });
+    }
+    let records: Vec<Record> = jobs
+        .into_values()
+        .flat_map(|runs| runs.into_iter().map(|(r, _)| r))
+        .collect();
+    if records.is_empty() {
+        return Err("no data rows after the header".into());
+    }
+    Ok(records)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(rel: &str) -> String {
+        std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../fixtures")
+                .join(rel),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn node_timings_become_one_record_per_runner_with_a_step_per_row() {
+        let text = fixture("published/build-steps-node-2026-10-10.csv");
+        assert!(is_build_timings(&text));
+        assert!(!is_build_timings(&fixture(
+            "published/ec2-storage-2026-09-30_10-01.csv"
+        )));
+        let recs = build_timing_records(&text, "node.csv").unwrap();
+        assert_eq!(recs.len(), 8);
+        let rows = text.lines().skip(1).filter(|l| !l.is_empty()).count();
+        assert_eq!(recs.iter().map(|r| r.steps.len()).sum::<usize>(), rows);
+        let r = recs
+            .iter()
+            .find(|r| r.runner.label == "github-x64-2x8")
+            .unwrap();
+        assert_eq!(r.source, "imported:csv");
+        assert!(r.is_imported() && r.tests.is_empty());
+        let bun = r.steps.iter().find(|s| s.name == "bun install").unwrap();
+        assert_eq!((bun.id.as_str(), bun.wall_s), ("node/bun-install", 55.0));
+        assert_eq!(suite_of(&bun.id), "node");
+        assert_eq!(suite_of("sqlite"), OWN_SUITE);
+        // Same file, same ids: importing twice finds the records already there.
+        assert_eq!(
+            build_timing_records(&text, "node.csv").unwrap()[0].id,
+            recs[0].id
+        );
+    }
+
+    #[test]
+    fn a_second_row_of_the_same_step_is_a_second_run() {
+        let csv = "date,label,suite,step,wall_s,status\n\
+                   2026-10-10,a,node,test,10,success\n\
+                   2026-10-10,a,node,test,12,failure\n";
+        let recs = build_timing_records(csv, "x").unwrap();
+        assert_eq!(recs.len(), 2);
+        assert_eq!(recs[1].steps[0].status, StepStatus::Failed);
+        assert_ne!(recs[0].id, recs[1].id);
+    }
+
+    #[test]
+    fn bad_rows_name_the_line_and_column() {
+        let head = "date,label,suite,step,wall_s,status\n";
+        for (row, want) in [
+            ("2026-10-10,a,node,t,fast,success", "line 2, column wall_s"),
+            ("2026-10-10,a,node,t,-1,success", "line 2, column wall_s"),
+            ("2026-10-10,a,node,t,3,maybe", "line 2, column status"),
+            ("yesterday,a,node,t,3,success", "line 2, column date"),
+            ("2026-10-10,,node,t,3,success", "line 2, column label"),
+            ("2026-10-10,a,node,t,3", "line 2: 5 fields"),
+        ] {
+            let err = build_timing_records(&format!("{head}{row}\n"), "x").unwrap_err();
+            assert!(err.contains(want), "{row}: {err}");
+        }
+        let err = build_timing_records("date,label,suite,step,wall_s\n", "x").unwrap_err();
+        assert!(err.contains("\"status\""), "{err}");
+    }
+}

@@ -1,0 +1,113 @@
+//! The steps page's data: each step's analysis shaped for the template (figures formatted,
+//! plots drawn).
+
+use serde_json::{Value, json};
+
+use crate::correlation::wording::{fmt_interval, fmt_rho};
+use crate::correlation::{Figure, Link, StepAnalysis, plot, rank};
+
+fn unit(s: &StepAnalysis, f: Figure) -> String {
+    match f {
+        Figure::Column(c) => crate::render::unit(c).to_string(),
+        _ => s
+            .cpu_benchmark
+            .clone()
+            .unwrap_or_else(|| "CPU score".into()),
+    }
+}
+
+fn row(l: &Link, deciding: Option<Figure>, called: bool) -> Value {
+    json!({
+        "id": l.figure.id(),
+        "title": l.figure.title(),
+        "rho": l.rho.map(fmt_rho).unwrap_or_else(|| "–".into()),
+        "n": l.points.len(),
+        "rho_controlled": l.rho_controlled.map(fmt_rho).unwrap_or_else(|| "–".into()),
+        "held": l.held.map(|h| h.title()).unwrap_or(""),
+        "interval": fmt_interval(l),
+        "n_controlled": l.n_controlled,
+        "clear": called && l.clear(),
+        "deciding": deciding == Some(l.figure),
+    })
+}
+
+fn plot_of(s: &StepAnalysis, f: Option<Figure>) -> Value {
+    let Some(l) = f.and_then(|f| s.link(f)) else {
+        return Value::Null;
+    };
+    let u = unit(s, l.figure);
+    match plot::scatter_svg(&l.points, l.figure.title(), &u, &s.name) {
+        Some(svg) => json!({
+            "title": l.figure.title(),
+            "caption": format!("{}: ρ {}, n {}", l.figure.title(), l.rho.map(fmt_rho).unwrap_or_else(|| "–".into()), l.points.len()),
+            "svg": svg,
+        }),
+        None => Value::Null,
+    }
+}
+
+/// The disk figure to plot: the one that decided, else the one held fixed for the CPU, else
+/// the one with the strongest plain link.
+fn disk_to_plot(s: &StepAnalysis) -> Option<Figure> {
+    s.deciding
+        .filter(|f| !f.is_cpu())
+        .or(s.best_disk.map(Figure::Column))
+        .or_else(|| {
+            s.links
+                .iter()
+                .filter(|l| !l.figure.is_cpu() && l.rho.is_some())
+                .min_by(|a, b| a.rho.unwrap().total_cmp(&b.rho.unwrap()))
+                .map(|l| l.figure)
+        })
+}
+
+fn cpu_to_plot(s: &StepAnalysis) -> Option<Figure> {
+    s.deciding
+        .filter(|f| f.is_cpu())
+        .or(s.cpu_held)
+        .or_else(|| {
+            [Figure::CpuMulti, Figure::CpuSingle]
+                .into_iter()
+                .find(|f| s.link(*f).is_some_and(|l| l.points.len() >= 2))
+        })
+}
+
+fn plots(s: &StepAnalysis) -> Vec<Value> {
+    [plot_of(s, disk_to_plot(s)), plot_of(s, cpu_to_plot(s))]
+        .into_iter()
+        .filter(|p| !p.is_null())
+        .collect()
+}
+
+pub fn steps(steps: &[StepAnalysis]) -> Vec<Value> {
+    steps
+        .iter()
+        .map(|s| {
+            json!({
+                "id": s.id,
+                "name": s.name,
+                "suite": s.suite,
+                "imported": s.imported_runners > 0,
+                "n": s.n,
+                "follows": s.follows.as_str(),
+                "by": s.by.as_str(),
+                "conclusion": s.conclusion,
+                "failed_runners": s.failed_runners,
+                "cpu_benchmark": s.cpu_benchmark,
+                "rows": s.links.iter().map(|l| row(l, s.deciding, s.no_call.is_none())).collect::<Vec<_>>(),
+                "plots": plots(s),
+            })
+        })
+        .collect()
+}
+
+/// How the figures were made, in one paragraph's worth of facts for the page.
+pub fn method() -> Value {
+    json!({
+        "resamples": rank::RESAMPLES,
+        "coverage": format!("{:.0}%", rank::COVERAGE * 100.0),
+        "tie": format!("{:.0}%", rank::TIE_TOLERANCE * 100.0),
+        "min_defined": format!("{:.0}%", rank::MIN_DEFINED_SHARE * 100.0),
+        "resolution": format!("{:.0}%", crate::correlation::MAX_RESOLUTION_SHARE * 100.0),
+    })
+}
