@@ -254,12 +254,59 @@ pub fn steps_table(steps: &[StepResult]) -> String {
             "{:<14} {:>8.1} s  {:<9} {}\n",
             s.id, s.wall_s, state, detail
         ));
+        out.push_str(&what_if_lines(s));
     }
     if !out.is_empty() {
         out.insert_str(
             0,
             &format!("{:<14} {:>10}  {:<9} why\n", "step", "wall", "bound"),
         );
+    }
+    out
+}
+
+/// A step's what-if experiment under its row: each condition's time against the normal run,
+/// then the verdict by experiment (and the inferred one where they disagree). Empty without.
+pub fn what_if_lines(s: &StepResult) -> String {
+    let Some(w) = &s.what_if else {
+        return String::new();
+    };
+    let mut out = String::new();
+    if let Some(b) = &w.baseline {
+        out.push_str(&format!(
+            "    what-if  {:<22} {:>8.2} s  ({} run{}, spread {:.0}%)\n",
+            "normal",
+            b.wall_s,
+            b.runs,
+            if b.runs == 1 { "" } else { "s" },
+            b.spread_pct
+        ));
+    }
+    for c in &w.conditions {
+        let vs = match (c.status, c.ratio) {
+            (StepStatus::Ok, Some(r)) => format!("{r:.2}x"),
+            _ => "failed".into(),
+        };
+        out.push_str(&format!(
+            "    what-if  {:<22} {:>8.2} s  {vs}\n",
+            c.id, c.wall_s
+        ));
+    }
+    let by = if w.bound != s.bound {
+        format!(
+            "{} by experiment (inferred: {}; the experiment outranks it)",
+            w.bound.as_str(),
+            s.bound.as_str()
+        )
+    } else {
+        format!(
+            "{} by experiment (the inferred verdict agrees)",
+            w.bound.as_str()
+        )
+    };
+    out.push_str(&format!("    what-if  => {by}: {}\n", w.why));
+    for n in &w.notes {
+        out.push_str(&format!("    what-if  note: {n}\n"));
     }
     out
 }

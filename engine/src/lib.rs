@@ -4,6 +4,7 @@
 //! is the only thing this crate shares with the site generator; nothing here renders.
 
 pub mod cancel;
+pub mod cgroup;
 pub mod error;
 pub mod job;
 pub mod machine;

@@ -146,6 +146,7 @@ fn empty_record(
             seed: None,
             repeat: 1,
             command_line: None,
+            like: None,
         },
         tests: Vec::new(),
         steps: Vec::new(),

@@ -203,6 +203,7 @@ pub fn exec(args: RunArgs) -> Result<()> {
             seed: opts.seed,
             repeat: opts.repeat,
             command_line: None,
+            like: None,
         },
         tests,
         steps,
