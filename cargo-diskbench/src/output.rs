@@ -265,6 +265,37 @@ pub fn steps_table(steps: &[StepResult]) -> String {
     out
 }
 
+/// `run --like LABEL`: per column, LABEL's figure beside the one measured under its caps.
+pub fn like_table(like: &engine::record::LikeSettings) -> String {
+    let mut out = format!(
+        "like {} (caps from {} on {}):\n{:<11} {:>12} {:>12} {:>8}  note\n",
+        like.label,
+        like.from,
+        like.devices.join(", "),
+        "column",
+        "target",
+        "measured",
+        "off"
+    );
+    for c in &like.columns {
+        let f = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1}"));
+        let off = if c.reproducible {
+            c.off_pct.map_or("-".into(), |o| format!("{o:+.0}%"))
+        } else {
+            "n/a".into()
+        };
+        out.push_str(&format!(
+            "{:<11} {:>12} {:>12} {:>8}  {}\n",
+            c.id,
+            f(c.target),
+            f(c.measured),
+            off,
+            c.note
+        ));
+    }
+    out
+}
+
 /// A step's what-if experiment under its row: each condition's time against the normal run,
 /// then the verdict by experiment (and the inferred one where they disagree). Empty without.
 pub fn what_if_lines(s: &StepResult) -> String {
