@@ -621,6 +621,9 @@ pub struct WhatIfCondition {
     pub wall_s: f64,
     pub user_s: f64,
     pub sys_s: f64,
+    /// Time the step's tasks were runnable but waiting for a CPU (median run), seconds.
+    #[serde(default)]
+    pub cpu_wait_s: Option<f64>,
     pub runs: u32,
     /// Every run's wall time, in run order.
     #[serde(default)]

@@ -319,9 +319,9 @@ struct LikeTarget {
 /// Check `--like` before anything runs: root, a block-I/O hierarchy, a disk under `--dir`
 /// that caps reach (tmpfs is refused by name), and a record labelled LABEL.
 fn like_target(label: &str, dir: &Path, results: &Path) -> Result<LikeTarget> {
-    let (record, from, caps) = crate::commands::steps::like_caps(results, label)?;
     let target = engine::steps::what_if::preflight(dir, Path::new(engine::cgroup::CGROUP_FS))?
         .map_err(|why| usage(format!("--like {label}: {why}")))?;
+    let (record, from, caps) = crate::commands::steps::like_caps(results, label)?;
     Ok(LikeTarget {
         label: label.to_string(),
         from: format!("{from} ({})", record.source),

@@ -81,6 +81,9 @@ pub struct WhatIfArgs {
     /// Runs per what-if condition (and of the normal run); medians when more than one
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub what_if_repeat: u32,
+    /// Only these what-if conditions: memory, iops-capped, bandwidth-capped, like
+    #[arg(long, value_name = "IDS", value_delimiter = ',')]
+    pub what_if_only: Option<Vec<String>>,
 }
 
 /// The newest record labelled `label` in `results` and the caps that make this disk look
@@ -143,6 +146,14 @@ pub fn what_if_options(
             "--cap-iops, --cap-mib-s and --what-if-repeat: use a number above 0",
         ));
     }
+    for id in w.what_if_only.iter().flatten() {
+        if !steps::what_if::CONDITION_IDS.contains(&id.as_str()) {
+            return Err(engine::error::usage(format!(
+                "--what-if-only: no condition \"{id}\" (conditions: {})",
+                steps::what_if::CONDITION_IDS.join(", ")
+            )));
+        }
+    }
     let like = match &w.like {
         Some(label) => {
             let (_, _, caps) = like_caps(results, label)?;
@@ -157,6 +168,7 @@ pub fn what_if_options(
         cap_mib_s: w.cap_mib_s,
         like,
         caps_target,
+        only: w.what_if_only.clone(),
     }))
 }
 

@@ -392,6 +392,7 @@ fn run_in_work(
         wall_s: result.wall_s,
         user_s: result.user_s,
         sys_s: result.sys_s,
+        cpu_wait_s: result.cpu_wait_s,
         ok: result.status == StepStatus::Ok,
         io: result.io.clone(),
         cgroup_io,

@@ -52,7 +52,12 @@ pub struct WhatIfOptions {
     pub like: Option<(String, IoCaps)>,
     /// The block-I/O hierarchy, or why the capped conditions cannot run (only memory runs).
     pub caps_target: Result<CapTarget, String>,
+    /// Only these conditions (ids of [`CONDITION_IDS`]); None: all.
+    pub only: Option<Vec<String>>,
 }
+
+/// The condition names `--what-if-only` takes (`like` is `like:<label>`).
+pub const CONDITION_IDS: [&str; 4] = ["memory", "iops-capped", "bandwidth-capped", "like"];
 
 /// Where caps go.
 #[derive(Clone, Debug)]
@@ -106,6 +111,12 @@ impl WhatIfOptions {
                     caps: *caps,
                 });
             }
+        }
+        if let Some(only) = &self.only {
+            c.retain(|c| {
+                let id = c.id().split(':').next().unwrap_or_default();
+                only.iter().any(|o| o == id)
+            });
         }
         c
     }
@@ -434,6 +445,7 @@ pub fn summarise(id: &str, caps: Option<IoCaps>, runs: &[Run]) -> WhatIfConditio
         wall_s: m.wall_s,
         user_s: m.user_s,
         sys_s: m.sys_s,
+        cpu_wait_s: m.cpu_wait_s,
         runs: runs.len() as u32,
         wall_runs_s: walls,
         spread_pct: if m.wall_s > 0.0 && runs.len() > 1 {
@@ -459,6 +471,7 @@ pub struct Run {
     pub wall_s: f64,
     pub user_s: f64,
     pub sys_s: f64,
+    pub cpu_wait_s: Option<f64>,
     pub ok: bool,
     pub io: Option<crate::record::StepIo>,
     pub cgroup_io: Option<crate::record::CgroupIo>,
@@ -555,7 +568,10 @@ pub fn judge(baseline: &WhatIfCondition, conditions: &mut [WhatIfCondition]) -> 
     );
     let i = iops.filter(|c| slowed(c)).and_then(|c| c.ratio);
     let b = bw.filter(|c| slowed(c)).and_then(|c| c.ratio);
-    let cpu_share = (baseline.user_s + baseline.sys_s) / baseline.wall_s;
+    // On a shared machine a compile waits for a CPU as much as it runs on one: both are the
+    // CPU setting the pace (the run-queue wait is capped at the wall time).
+    let cpu_wait_s = baseline.cpu_wait_s.unwrap_or(0.0).min(baseline.wall_s);
+    let cpu_share = (baseline.user_s + baseline.sys_s + cpu_wait_s) / baseline.wall_s;
     let (bound, tail) = match (i, b) {
         (Some(ri), Some(rb)) if ri - 1.0 >= DOMINANCE * (rb - 1.0) => (
             Bound::Latency,
@@ -595,8 +611,8 @@ pub fn judge(baseline: &WhatIfCondition, conditions: &mut [WhatIfCondition]) -> 
         (None, None) if cpu_share >= CPU_SHARE => (
             Bound::Cpu,
             format!(
-                "neither cap slowed it beyond the noise ({:.0}%) and it kept {:.1} cores busy: \
-                 the disk does not set its pace",
+                "neither cap slowed it beyond the noise ({:.0}%) and it kept {:.1} cores busy \
+                 or waited for one: the disk does not set its pace",
                 noise * 100.0,
                 cpu_share
             ),
@@ -604,8 +620,8 @@ pub fn judge(baseline: &WhatIfCondition, conditions: &mut [WhatIfCondition]) -> 
         (None, None) => (
             Bound::Unknown,
             format!(
-                "neither cap slowed it beyond the noise ({:.0}%) and the CPU was busy only {:.0}% \
-                 of the time: it waits on something else",
+                "neither cap slowed it beyond the noise ({:.0}%) and it ran on or waited for a \
+                 CPU only {:.0}% of the time: it waits on something else",
                 noise * 100.0,
                 cpu_share * 100.0
             ),
@@ -699,6 +715,12 @@ mod tests {
         // The same figures for an idle step: something else.
         let mut c = vec![cond("iops-capped", 12.8), cond("bandwidth-capped", 9.5)];
         assert_eq!(judge(&base(10.0, 0.5, 30.0), &mut c).0, Bound::Unknown);
+        // Regression: a compile on a crowded machine, 1 s on a CPU and 3 s waiting for one
+        // in 4.3 s, was judged "something else".
+        let mut crowded = base(4.26, 1.0, 15.0);
+        crowded.cpu_wait_s = Some(3.0);
+        let mut c = vec![cond("iops-capped", 4.0), cond("bandwidth-capped", 5.0)];
+        assert_eq!(judge(&crowded, &mut c).0, Bound::Cpu);
         // A tiny step doubling by 20 ms is no effect either.
         let mut c = vec![cond("iops-capped", 0.04)];
         assert_eq!(judge(&base(0.02, 0.02, 0.0), &mut c).0, Bound::Cpu);
