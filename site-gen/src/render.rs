@@ -350,6 +350,7 @@ impl Site<'_> {
 
     pub fn steps_page(&self) -> Result<()> {
         let mut ctx = self.base_context("", "Build steps across runners", "steps");
+        let experiments = experiments_by_step(self.ds);
         let steps: Vec<Value> = self
             .steps
             .iter()
@@ -384,6 +385,7 @@ impl Site<'_> {
                 json!({
                     "id": s.id, "name": s.name, "follows": s.follows, "conclusion": s.conclusion,
                     "failed_runners": s.failed_runners, "pairs": pairs,
+                    "experiments": experiments.get(&s.id).cloned().unwrap_or_default(),
                 })
             })
             .collect();
@@ -688,10 +690,55 @@ fn steps_view(site: &Site, r: &RunnerSummary) -> Value {
                 "bound": s.bound.as_str(), "why": s.why, "reason": s.reason.clone().unwrap_or_default(),
                 "tail": s.output_tail.clone().unwrap_or_default(),
                 "stall": s.io_pressure_s.map(fmt_s).unwrap_or_default(),
+                "what_if": what_if_view(s),
             })
         })
         .collect();
     json!({"rows": rows, "date": rec.started_at.get(..10).unwrap_or("")})
+}
+
+/// A step's what-if experiment for the pages: the verdict by experiment, the inferred one
+/// when it differs, and each condition's time against the normal run.
+fn what_if_view(s: &engine::record::StepResult) -> Value {
+    let Some(w) = &s.what_if else {
+        return Value::Null;
+    };
+    let conditions: Vec<Value> = w
+        .baseline
+        .iter()
+        .map(|b| json!({"id": "normal", "wall": fmt_s(b.wall_s), "ratio": "1.00x"}))
+        .chain(w.conditions.iter().map(|c| {
+            json!({
+                "id": c.id, "wall": fmt_s(c.wall_s),
+                "ratio": c.ratio.map(|r| format!("{r:.2}x")).unwrap_or_else(|| "failed".into()),
+            })
+        }))
+        .collect();
+    json!({
+        "bound": w.bound.as_str(), "why": w.why, "inferred": s.bound.as_str(),
+        "disagrees": w.bound != s.bound, "conditions": conditions, "notes": w.notes,
+    })
+}
+
+/// Per step id: the newest what-if experiment on each runner that has one.
+fn experiments_by_step(ds: &Dataset) -> std::collections::BTreeMap<String, Vec<Value>> {
+    let mut out: std::collections::BTreeMap<String, Vec<Value>> = Default::default();
+    for r in &ds.runners {
+        let mut seen: Vec<String> = Vec::new();
+        for &i in &r.runs {
+            for s in &ds.record(i).steps {
+                if s.what_if.is_none() || seen.contains(&s.id) {
+                    continue;
+                }
+                seen.push(s.id.clone());
+                let mut v = what_if_view(s);
+                v["runner"] = json!(r.label);
+                v["slug"] = json!(r.slug);
+                out.entry(s.id.clone()).or_default().push(v);
+            }
+        }
+    }
+    out
 }
 
 /// Write `rel` (a path made only of fixed names and slugs) under `out`.

@@ -215,6 +215,64 @@ fn sqlite_under_an_iops_cap_is_much_slower_and_latency_bound_by_experiment() {
     assert!(condition(&w, "memory")["wall_s"].as_f64().unwrap() > 0.0);
     assert!(s["why"].is_string());
     assert_clean(dir.path(), &limits);
+    shown_on_the_site(&rec_of(&s));
+}
+
+/// A record around one step, as `steps --json` writes it.
+fn rec_of(step: &Value) -> Value {
+    serde_json::json!({
+        "schema": "diskbench.record/1", "id": "whatif1", "source": "measured",
+        "started_at": "2026-12-01T14:00:00Z", "finished_at": "2026-12-01T14:00:10Z",
+        "tool": { "name": "cargo-diskbench", "version": "0" },
+        "runner": { "label": "whatif-box", "provider": null, "arch": "x64", "vcpus": 2,
+                    "memory_gib": 1.0, "cpu_model": "", "kernel": "", "os": "" },
+        "storage": { "path": "/x", "fstype": "ext4", "mount_source": "/dev/vda",
+                     "mount_options": "", "class": "vm-disk" },
+        "settings": { "suite": "steps", "runtime_s": 0.0, "ramp_s": 0.0, "size": 0,
+                      "engine": "none" },
+        "tests": [], "steps": [step]
+    })
+}
+
+/// The runner page and the steps page show the experiment's verdict and its conditions.
+fn shown_on_the_site(record: &Value) {
+    let results = tempfile::tempdir().unwrap();
+    let site = tempfile::tempdir().unwrap();
+    std::fs::write(
+        results.path().join("r.json"),
+        serde_json::to_vec(record).unwrap(),
+    )
+    .unwrap();
+    let out = common::bin()
+        .args(["site", "--results"])
+        .arg(results.path())
+        .arg("--out")
+        .arg(site.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let runner = std::fs::read_dir(site.path().join("runners"))
+        .unwrap()
+        .flatten()
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .collect::<String>();
+    assert!(
+        runner.contains("By experiment:"),
+        "runner page lacks the experiment"
+    );
+    assert!(
+        runner.contains("iops-capped"),
+        "runner page lacks the conditions"
+    );
+    let steps = std::fs::read_to_string(site.path().join("steps.html")).unwrap();
+    assert!(
+        steps.contains("By experiment"),
+        "steps page lacks the experiment"
+    );
 }
 
 #[test]
