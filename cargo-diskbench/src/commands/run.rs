@@ -200,7 +200,14 @@ pub fn exec(args: RunArgs) -> Result<()> {
             what_if,
             ..Default::default()
         };
-        engine::steps::run_steps(&steps_opts, &tests, &mut |line| progress.line(line))?
+        // Columns measured under --like caps are not this disk's: the inferred verdicts then
+        // rest on each step's own signals.
+        let columns = if like_settings.is_some() {
+            &[][..]
+        } else {
+            &tests[..]
+        };
+        engine::steps::run_steps(&steps_opts, columns, &mut |line| progress.line(line))?
     };
     progress.finish();
     if engine::cancel::requested() {

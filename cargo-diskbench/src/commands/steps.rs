@@ -347,8 +347,10 @@ fn newest_columns(
         let Ok(rec) = serde_json::from_str::<Record>(&text) else {
             continue;
         };
+        // A run under --like caps measured another disk's figures, not this one's.
         if rec.schema != record::SCHEMA
             || rec.is_imported()
+            || rec.settings.like.is_some()
             || rec.runner.label != runner.label
             || (rec.runner.hostname.is_some() && rec.runner.hostname != runner.hostname)
         {
