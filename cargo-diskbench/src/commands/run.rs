@@ -161,6 +161,11 @@ pub fn exec(args: RunArgs) -> Result<()> {
     let json_to_stdout = args.record.json.as_deref() == Some("-");
 
     // Everything the experiments need is checked before anything is measured (exit 2).
+    if args.no_steps && args.what_if.what_if {
+        return Err(usage(
+            "--what-if experiments on the build steps, which --no-steps skips; drop one of them",
+        ));
+    }
     let what_if = if args.no_steps {
         None
     } else {

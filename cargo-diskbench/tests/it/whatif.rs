@@ -570,6 +570,30 @@ fn without_root_the_experiments_exit_2_before_any_step() {
     assert!(!stderr.contains("step touch"), "a step ran: {stderr}");
     assert!(out.stdout.is_empty());
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+
+    // Bad what-if options are refused by name before anything runs, root or not.
+    for (args, names) in [
+        (
+            &["--what-if-only", "disk"][..],
+            "--what-if-only: no condition \"disk\"",
+        ),
+        (&["--cap-iops", "0"][..], "--cap-iops"),
+    ] {
+        let out = steps_cmd(project.path(), dir.path(), args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(names), "{stderr}");
+        assert!(!stderr.contains("step touch"), "a step ran: {stderr}");
+    }
+    let out = common::bin()
+        .args(["run", "--what-if", "--no-steps", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
 
 /// A results folder with the published EC2 storage figures imported.
