@@ -341,13 +341,29 @@ fn a_generated_cargo_build_does_not_move_under_caps_and_is_cpu_bound() {
         "cargo-build",
     );
     assert_eq!(w["bound"], "cpu", "{w:#}");
-    // Less than the noise the verdict allows: the runs' own spread, at least 25%.
-    let spread = w["baseline"]["spread_pct"].as_f64().unwrap() / 100.0;
-    assert_eq!(w["baseline"]["runs"], 2);
-    for id in ["iops-capped", "bandwidth-capped"] {
-        let r = ratio(&w, id);
-        assert!(r < 1.0 + spread.max(0.25), "{id}: {r} ({w:#})");
-        assert_eq!(condition(&w, id)["runs"], 2);
+    // What the caps can have changed: the I/O the capped cgroup let through, each at the
+    // capped rate. Far less than the run-to-run noise the verdict allows (the runs' own
+    // spread, at least 25%); wall times on this shared machine swing by more than that, so
+    // they are only checked loosely.
+    let base = &w["baseline"];
+    assert_eq!(base["runs"], 2);
+    let base_s = base["wall_s"].as_f64().unwrap();
+    let noise_s = base_s * (base["spread_pct"].as_f64().unwrap() / 100.0).max(0.25);
+    for (id, per_io_s, per_byte_s) in [
+        ("iops-capped", 1.0 / 1000.0, 0.0),
+        ("bandwidth-capped", 0.0, 1.0 / (50.0 * 1048576.0)),
+    ] {
+        let c = condition(&w, id);
+        assert_eq!(c["runs"], 2);
+        let io = &c["cgroup_io"];
+        let n = |k: &str| io[k].as_u64().unwrap() as f64;
+        let cost_s = (n("read_ios") + n("write_ios")) * per_io_s
+            + (n("read_bytes") + n("write_bytes")) * per_byte_s;
+        assert!(
+            cost_s < noise_s,
+            "{id}: the cap could cost {cost_s} s ({w:#})"
+        );
+        assert!(ratio(&w, id) < 2.0, "{w:#}");
     }
     assert_clean(dir.path(), &limits);
 }
@@ -637,9 +653,12 @@ fn run_like_an_ebs_runner_lands_within_25_percent_of_its_figures() {
             "--size",
             "64M",
             "--runtime",
-            "1.5",
+            "1",
             "--ramp",
             "0.5",
+            // Other jobs load this disk in bursts: the median of three passes.
+            "--repeat",
+            "3",
             "--json",
             "-",
             "--dir",

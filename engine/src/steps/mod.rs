@@ -341,7 +341,9 @@ fn run_in_work(
     let mut setup = || -> Result<()> {
         let mut env = ctx.env.borrow_mut();
         *env = RunEnv {
-            cold: ctx.opts.what_if.is_some(),
+            // On memory there is no disk to read from: nothing to drop (and tmpfs pages are
+            // the files themselves).
+            cold: ctx.opts.what_if.is_some() && *condition != what_if::Condition::Memory,
             ..Default::default()
         };
         match condition {

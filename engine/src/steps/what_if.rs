@@ -34,6 +34,9 @@ pub const MIN_EFFECT_S: f64 = 0.05;
 /// When both caps slowed a step, one explains it alone when its extra time is this many
 /// times the other's.
 pub const DOMINANCE: f64 = 3.0;
+/// A capped run's extra time counts as the cap's only when the I/O the cap saw could have
+/// cost at least this share of it (see [`cap_cost_s`]); the rest is a shared machine's noise.
+pub const MIN_CAP_COST_SHARE: f64 = 0.25;
 /// With neither cap mattering, a step busy on a CPU for this share of its time is cpu-bound.
 pub const CPU_SHARE: f64 = 0.5;
 /// The source name of the memory condition's tmpfs mounts (the pid follows).
@@ -248,9 +251,18 @@ pub fn cap_daemon(
         } else if in_place.contains(&cg) {
             Ok(())
         } else {
-            group
-                .cap_in_place(&cg, &target.devices, caps)
-                .map(|_| in_place.push(cg.clone()))
+            match group.cap_in_place(&cg, &target.devices, caps) {
+                Ok(()) => {
+                    in_place.push(cg.clone());
+                    Ok(())
+                }
+                // No io controller in that cgroup (v2 without it delegated there): move the
+                // process in instead, as for a daemon in the root.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => group
+                    .adopt(pid)
+                    .map(|_| moved.push(format!("{comm} ({pid})"))),
+                Err(e) => Err(e),
+            }
         };
         if let Err(e) = result {
             failed.push(format!("{comm} ({pid}): {e}"));
@@ -506,6 +518,22 @@ fn caps_text(caps: &IoCaps) -> String {
     parts.join(" and ")
 }
 
+/// The most time a cap can have added to a run: the I/Os and bytes the capped cgroup passed,
+/// each at the capped rate, one after the other. A cap that let 26 reads through at 1000 per
+/// second cost at most 26 ms, however much slower the run happened to be. None without the
+/// cgroup's counters.
+pub fn cap_cost_s(c: &WhatIfCondition) -> Option<f64> {
+    let (caps, io) = (c.caps.as_ref()?, c.cgroup_io.as_ref()?);
+    let part =
+        |n: u64, rate: Option<u64>| rate.filter(|r| *r > 0).map_or(0.0, |r| n as f64 / r as f64);
+    Some(
+        part(io.read_ios, caps.riops)
+            + part(io.write_ios, caps.wiops)
+            + part(io.read_bytes, caps.rbps)
+            + part(io.write_bytes, caps.wbps),
+    )
+}
+
 /// The verdict by experiment: which cap slowed the step beyond the noise, and by how much.
 /// Sets each condition's `ratio` against the baseline.
 pub fn judge(baseline: &WhatIfCondition, conditions: &mut [WhatIfCondition]) -> (Bound, String) {
@@ -519,15 +547,26 @@ pub fn judge(baseline: &WhatIfCondition, conditions: &mut [WhatIfCondition]) -> 
         c.ratio = (c.status == StepStatus::Ok && c.runs > 0).then(|| c.wall_s / baseline.wall_s);
     }
     let noise = (baseline.spread_pct / 100.0).max(NOISE_FLOOR);
+    let cap_explains = |c: &WhatIfCondition| {
+        cap_cost_s(c).is_none_or(|cost| cost >= MIN_CAP_COST_SHARE * (c.wall_s - baseline.wall_s))
+    };
     let slowed = |c: &WhatIfCondition| {
         c.ratio
             .is_some_and(|r| r > 1.0 + noise && c.wall_s - baseline.wall_s > MIN_EFFECT_S)
+            && cap_explains(c)
     };
     let find = |id: &str| conditions.iter().find(|c| c.id == id);
     let describe = |c: &WhatIfCondition| -> String {
+        let cost = match cap_cost_s(c) {
+            Some(cost) if !cap_explains(c) => format!(
+                ", but the I/O it let through could cost at most {cost:.2} s, so the rest is \
+                 the machine's noise"
+            ),
+            _ => String::new(),
+        };
         match c.ratio {
             Some(r) => format!(
-                "at {} it took {:.2} s ({r:.1}x)",
+                "at {} it took {:.2} s ({r:.1}x{cost})",
                 c.caps.as_ref().map(caps_text).unwrap_or_default(),
                 c.wall_s
             ),
@@ -721,6 +760,25 @@ mod tests {
         crowded.cpu_wait_s = Some(3.0);
         let mut c = vec![cond("iops-capped", 4.0), cond("bandwidth-capped", 5.0)];
         assert_eq!(judge(&crowded, &mut c).0, Bound::Cpu);
+        // A build 40% slower under the caps on a busy machine, whose cgroup let 26 reads
+        // through (26 ms at 1000 per second): noise, not the cap.
+        let b = base(1.6, 1.4, 5.0);
+        let mut slow = cond("iops-capped", 2.3);
+        slow.cgroup_io = Some(crate::record::CgroupIo {
+            read_ios: 26,
+            read_bytes: 184_320,
+            ..Default::default()
+        });
+        let mut c = vec![slow.clone()];
+        let (bound, why) = judge(&b, &mut c);
+        assert_eq!(bound, Bound::Cpu, "{why}");
+        assert!(why.contains("at most 0.03 s"), "{why}");
+        // The same slowdown with 1700 writes through the cap is the cap's.
+        slow.cgroup_io = Some(crate::record::CgroupIo {
+            write_ios: 1700,
+            ..Default::default()
+        });
+        assert_eq!(judge(&b, &mut [slow]).0, Bound::Latency);
         // A tiny step doubling by 20 ms is no effect either.
         let mut c = vec![cond("iops-capped", 0.04)];
         assert_eq!(judge(&base(0.02, 0.02, 0.0), &mut c).0, Bound::Cpu);
