@@ -715,6 +715,43 @@ fn run_like_an_ebs_runner_lands_within_25_percent_of_its_figures() {
     );
     assert_clean(dir.path(), &limits);
 
+    // Ctrl-C while the columns run inside the capped cgroup: exit 130, nothing left.
+    let mut child = common::bin()
+        .args([
+            "run",
+            "--like",
+            "runson-m8a-2xlarge",
+            "--no-steps",
+            "--no-site",
+            "--only",
+            "seq-read",
+            "--size",
+            "64M",
+            "--runtime",
+            "30",
+            "--dir",
+        ])
+        .arg(dir.path())
+        .arg("--results")
+        .arg(results.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while our_cgroups().is_empty() {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "no capped cgroup"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    // SAFETY: signalling the child we started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    assert_clean(dir.path(), &limits);
+
     // An unknown label is refused before anything runs, with the labels there.
     let out = common::bin()
         .args(["run", "--no-steps", "--no-site", "--like", "nope", "--dir"])

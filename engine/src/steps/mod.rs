@@ -441,15 +441,30 @@ fn experiment(
         conditions.push(what_if::summarise(condition.id(), caps, &runs));
     }
     let (bound, why) = what_if::judge(&baseline, &mut conditions);
-    let mut notes = vec![
-        "every run started with the step's own files (its work folder) synced and dropped from the page cache; the toolchain and the rest of the machine stay warm"
+    let mut notes = Vec::new();
+    if let Some((label, _)) = &w.like
+        && let Some(c) = conditions.iter().find(|c| c.id.starts_with("like:"))
+        && c.status == StepStatus::Ok
+    {
+        notes.push(format!(
+            "on {label}'s disk (its sequential MiB/s and random IOPS as caps): {:.2} s against \
+             {:.2} s here, CPU differences not included",
+            c.wall_s, baseline.wall_s
+        ));
+    }
+    notes.push(
+        "every run started with the step's own files (its work folder) synced and dropped \
+         from the page cache; the toolchain and the rest of the machine stay warm"
             .to_string(),
-    ];
+    );
     let devices = match &w.caps_target {
         Ok(t) => {
             if t.hierarchy.version == crate::cgroup::Version::V1 {
                 notes.push(
-                    "cgroup v1: the caps reach reads, O_DIRECT writes and the write-back an fsync forces; write-back of buffered writes by the kernel's flusher is not attributed to the cgroup, so a step that writes much without syncing is slowed less here than on a disk that slow"
+                    "cgroup v1: the caps reach reads, O_DIRECT writes and the write-back an \
+                     fsync forces; write-back of buffered writes by the kernel's flusher is not \
+                     attributed to the cgroup, so a step that writes much without syncing is \
+                     slowed less here than on a disk that slow"
                         .into(),
                 );
             }
@@ -462,7 +477,8 @@ fn experiment(
     };
     if matches!(step, StepKind::DockerBuild) {
         notes.push(
-            "on memory, the build context is on tmpfs; the docker daemon's own storage stays where it is"
+            "on memory, the build context is on tmpfs; the docker daemon's own storage stays \
+             where it is"
                 .into(),
         );
     }
