@@ -765,3 +765,66 @@ fn run_like_an_ebs_runner_lands_within_25_percent_of_its_figures() {
     assert!(stderr.contains("runson-m8a-2xlarge"), "{stderr}");
     assert_clean(dir.path(), &limits);
 }
+
+/// A run killed outright (SIGKILL) cannot clean up: its cgroup (with the step still in it)
+/// and its tmpfs stay. The next `--what-if` run removes both before it starts.
+#[test]
+fn the_next_run_removes_what_a_killed_run_left() {
+    if !is_root() {
+        return;
+    }
+    let _quiet = common::disk_quiet();
+    let limits = machine_limits();
+    for (condition, mark) in [("iops-capped", "cargo-diskbench-"), ("memory", "tmpfs")] {
+        let marks = tempfile::tempdir().unwrap();
+        let mark_file = marks.path().join("mark");
+        let project = project_with(&format!(
+            "[[steps]]\nid = \"slow\"\nrun = \"(cat /proc/self/cgroup; stat -f -c %T \
+             $DISKBENCH_SCRATCH) > {m}.tmp; mv {m}.tmp {m}; if grep -q '{mark}' {m}; then \
+             sleep 60 & echo $! >> {m}.pid; wait; fi\"\n\
+             [[steps]]\nid = \"quick\"\nrun = \"true\"\n",
+            m = mark_file.display()
+        ));
+        let dir = work_disk_dir();
+        let mut child = steps_cmd(
+            project.path(),
+            dir.path(),
+            &["--only", "slow", "--what-if-only", condition],
+        )
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+        let pid_file = PathBuf::from(format!("{}.pid", mark_file.display()));
+        let started = Instant::now();
+        while std::fs::read_to_string(&pid_file).map_or(true, |s| !s.ends_with('\n')) {
+            assert!(started.elapsed() < Duration::from_secs(60), "never started");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // SAFETY: signalling the child we started.
+        unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+        child.wait().unwrap();
+        assert!(
+            !our_cgroups().is_empty() || !memory_mounts().is_empty(),
+            "{condition}: nothing was left to sweep"
+        );
+        let (out, _) = run_json(&mut steps_cmd(
+            project.path(),
+            dir.path(),
+            &["--only", "quick", "--what-if-only", "memory"],
+        ));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        assert!(stderr.contains("a killed run left behind"), "{stderr}");
+        assert!(our_cgroups().is_empty(), "{:?}", our_cgroups());
+        assert!(memory_mounts().is_empty(), "{:?}", memory_mounts());
+        // The killed run's step and scratch folder are beyond any sweep: end and remove them.
+        let sleep_pid = std::fs::read_to_string(&pid_file).unwrap();
+        // SAFETY: a pid this test's step wrote; SIGKILL ends the orphaned sleep.
+        unsafe { libc::kill(sleep_pid.trim().parse().unwrap(), libc::SIGKILL) };
+        for e in std::fs::read_dir(dir.path()).unwrap().flatten() {
+            std::fs::remove_dir_all(e.path()).unwrap();
+        }
+        assert_clean(dir.path(), &limits);
+    }
+}
