@@ -428,8 +428,9 @@ fn verdict_counts(ds: &Dataset) -> Vec<Value> {
                 let e = by_step
                     .entry(s.id.clone())
                     .or_insert_with(|| (s.name.clone(), Default::default(), None));
+                // A verdict by experiment outranks the inferred one.
                 let k = if s.status == StepStatus::Ok {
-                    s.bound.as_str()
+                    s.what_if.as_ref().map_or(s.bound, |w| w.bound).as_str()
                 } else if s.status == StepStatus::Failed {
                     "failed"
                 } else {
@@ -437,7 +438,7 @@ fn verdict_counts(ds: &Dataset) -> Vec<Value> {
                 };
                 *e.1.entry(k).or_default() += 1;
                 if e.2.is_none() && s.status == StepStatus::Ok {
-                    e.2 = Some(s.why.clone());
+                    e.2 = Some(s.what_if.as_ref().map_or(&s.why, |w| &w.why).clone());
                 }
             }
         }
