@@ -652,10 +652,12 @@ fn run_like_an_ebs_runner_lands_within_25_percent_of_its_figures() {
             "seq-read,seq-write,rand-read,rand-write,qd1-read",
             "--size",
             "64M",
+            // The throttle's slices are 100 ms: half a second after a quarter's warm-up lands
+            // on the cap.
             "--runtime",
-            "1",
-            "--ramp",
             "0.5",
+            "--ramp",
+            "0.25",
             // Other jobs load this disk in bursts: the median of three passes.
             "--repeat",
             "3",
