@@ -373,14 +373,17 @@ fn run_in_work(
         .unwrap_or_default();
     let cgroup_io = env.group.as_ref().map(|g| g.usage(&targets));
     let mut notes = std::mem::take(&mut env.notes);
+    // A failed restore is said twice: in the record and now, to whoever runs the machine.
     if let Some(g) = env.group.take()
         && let Err(e) = g.close()
     {
+        eprintln!("warning: {e}");
         notes.push(e);
     }
     if let Some(m) = mount.take()
         && let Err(e) = m.unmount()
     {
+        eprintln!("warning: {e}");
         notes.push(e);
     }
     let cleaned = fs::remove_dir_all(&work);
