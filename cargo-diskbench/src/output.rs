@@ -474,6 +474,7 @@ pub fn steps_table(steps: &[StepResult], vcpus: Option<u32>) -> String {
             }
         };
         out.push_str(&wrap(&detail, "    ", "    "));
+        out.push_str(&what_if_lines(s));
         if let Some(tail) = s.output_tail.as_deref().filter(|t| !t.is_empty()) {
             for line in tail.lines() {
                 out.push_str(&format!("    | {line}\n"));
@@ -538,6 +539,87 @@ pub fn left_in_project(
 }
 
 /// Write `text` to stdout, or to stderr when stdout carries the JSON record.
+/// `run --like LABEL`: per column, LABEL's figure beside the one measured under its caps.
+pub fn like_table(like: &engine::record::LikeSettings) -> String {
+    let mut out = format!(
+        "like {} (caps from {} on {}):\n{:<11} {:>12} {:>12} {:>8}  note\n",
+        like.label,
+        like.from,
+        like.devices.join(", "),
+        "column",
+        "target",
+        "measured",
+        "off"
+    );
+    for c in &like.columns {
+        let f = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1}"));
+        let off = if c.reproducible {
+            c.off_pct.map_or("-".into(), |o| format!("{o:+.0}%"))
+        } else {
+            "n/a".into()
+        };
+        out.push_str(&format!(
+            "{:<11} {:>12} {:>12} {:>8}  {}\n",
+            c.id,
+            f(c.target),
+            f(c.measured),
+            off,
+            c.note
+        ));
+    }
+    out
+}
+
+/// A step's what-if experiment under its row: each condition's time against the normal run,
+/// then the verdict by experiment (and the inferred one where they disagree). Empty without.
+pub fn what_if_lines(s: &StepResult) -> String {
+    let Some(w) = &s.what_if else {
+        return String::new();
+    };
+    let mut out = String::new();
+    if let Some(b) = &w.baseline {
+        out.push_str(&format!(
+            "    what-if  {:<22} {:>8.2} s  ({} run{}, spread {:.0}%)\n",
+            "normal",
+            b.wall_s,
+            b.runs,
+            if b.runs == 1 { "" } else { "s" },
+            b.spread_pct
+        ));
+    }
+    for c in &w.conditions {
+        let vs = match (c.status, c.ratio) {
+            (StepStatus::Ok, Some(r)) => format!("{r:.2}x"),
+            _ => "failed".into(),
+        };
+        out.push_str(&format!(
+            "    what-if  {:<22} {:>8.2} s  {vs}\n",
+            c.id, c.wall_s
+        ));
+    }
+    let by = if w.bound != s.bound {
+        format!(
+            "{} by experiment (inferred: {}; the experiment outranks it)",
+            w.bound.as_str(),
+            s.bound.as_str()
+        )
+    } else {
+        format!(
+            "{} by experiment (the inferred verdict agrees)",
+            w.bound.as_str()
+        )
+    };
+    out.push_str(&wrap(
+        &format!("what-if  => {by}: {}", w.why),
+        "    ",
+        "             ",
+    ));
+    for n in &w.notes {
+        out.push_str(&format!("    what-if  note: {n}\n"));
+    }
+    out
+}
+
 pub fn print(text: &str, to_stderr: bool) {
     if to_stderr {
         let _ = std::io::stderr().write_all(text.as_bytes());

@@ -30,6 +30,7 @@
 //! ```
 
 pub mod cancel;
+pub mod cgroup;
 pub mod error;
 #[cfg(feature = "measure")]
 pub mod job;

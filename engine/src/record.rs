@@ -336,6 +336,9 @@ pub struct Settings {
     /// For `cargo diskbench fio`: the command line as given.
     #[serde(default)]
     pub command_line: Option<Vec<String>>,
+    /// `run --like LABEL`: the columns ran under caps taken from LABEL's figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub like: Option<LikeSettings>,
 }
 
 fn one() -> u32 {
@@ -546,6 +549,10 @@ pub struct StepResult {
     /// input held or that a daemon's processes are counted.
     #[serde(default)]
     pub notes: Vec<String>,
+    /// `--what-if`: the step rerun with the disk capped and on memory, and the verdict by
+    /// experiment (it outranks `bound` where both exist).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub what_if: Option<WhatIf>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
@@ -585,6 +592,121 @@ impl StepResult {
             StepStatus::Skipped => "skipped",
         }
     }
+}
+
+/// Block-I/O caps on a device: I/Os per second and bytes per second, per direction. `None`
+/// is "no cap" (`max` in cgroup v2's `io.max`).
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct IoCaps {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub riops: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wiops: Option<u64>,
+    /// Bytes per second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rbps: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wbps: Option<u64>,
+}
+
+impl IoCaps {
+    pub fn is_empty(&self) -> bool {
+        *self == IoCaps::default()
+    }
+}
+
+/// What a step's what-if experiments found (CONTRACT section 5).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct WhatIf {
+    /// The normal run as the experiments compare with it: median of its runs and their spread.
+    #[serde(default)]
+    pub baseline: Option<WhatIfCondition>,
+    /// Each condition (the normal run is not repeated here): `memory`, `iops-capped`,
+    /// `bandwidth-capped`, `like:<label>`.
+    pub conditions: Vec<WhatIfCondition>,
+    /// The devices that were capped, `MAJ:MIN`.
+    pub devices: Vec<String>,
+    /// The verdict by experiment.
+    pub bound: Bound,
+    /// One sentence with the figures.
+    pub why: String,
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+/// One condition of a what-if experiment: the step's figures under it (medians over `runs`).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct WhatIfCondition {
+    /// `baseline`, `memory`, `iops-capped`, `bandwidth-capped` or `like:<label>`.
+    pub id: String,
+    /// The caps in force (null: no cap, e.g. the memory condition).
+    pub caps: Option<IoCaps>,
+    /// Median wall time over the runs, seconds.
+    pub wall_s: f64,
+    pub user_s: f64,
+    pub sys_s: f64,
+    /// Time the step's tasks were runnable but waiting for a CPU (median run), seconds.
+    #[serde(default)]
+    pub cpu_wait_s: Option<f64>,
+    pub runs: u32,
+    /// Every run's wall time, in run order.
+    #[serde(default)]
+    pub wall_runs_s: Vec<f64>,
+    /// (max - min) / median of the runs' wall times, percent (0 with one run).
+    #[serde(default)]
+    pub spread_pct: f64,
+    /// The step's own I/O counters (median run).
+    #[serde(default)]
+    pub io: Option<StepIo>,
+    /// I/O the capped cgroup saw on the capped devices (the step's and any daemon's).
+    #[serde(default)]
+    pub cgroup_io: Option<CgroupIo>,
+    /// "ok" or "failed" (any run failed).
+    #[serde(default)]
+    pub status: StepStatus,
+    /// Wall time against the normal run's median (e.g. 15.6 = 15.6x slower).
+    #[serde(default)]
+    pub ratio: Option<f64>,
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+/// Bytes and I/Os a cgroup moved on the capped devices (v1 `blkio.throttle.io_service_*`,
+/// v2 `io.stat`).
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct CgroupIo {
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    pub read_ios: u64,
+    pub write_ios: u64,
+}
+
+/// `run --like LABEL`: the caps taken from LABEL's figures and, per column, the target
+/// figure beside the one measured under the caps.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct LikeSettings {
+    pub label: String,
+    /// The record the figures came from (file name) and its source ("imported:csv", ...).
+    pub from: String,
+    pub caps: IoCaps,
+    pub devices: Vec<String>,
+    pub columns: Vec<LikeColumn>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct LikeColumn {
+    /// Column id.
+    pub id: String,
+    /// LABEL's figure (MiB/s or IOPS, as the column's headline).
+    pub target: Option<f64>,
+    /// This run's figure under the caps.
+    pub measured: Option<f64>,
+    /// measured / target - 1, percent.
+    pub off_pct: Option<f64>,
+    /// Whether a cap can reproduce this figure at all (false: e.g. QD1 latency is bounded
+    /// below by the real disk; caps only slow a disk down).
+    pub reproducible: bool,
+    pub note: String,
 }
 
 #[cfg(test)]

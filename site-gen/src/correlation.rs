@@ -304,13 +304,47 @@ impl StepAnalysis {
     }
 }
 
-/// Experiments per step id. HOOK(issue 9): the `what_if` experiments (CONTRACT section 5:
-/// `steps[].what_if.bound`) are read here once the record type carries them; until then no
-/// step has one and every call is by correlation. Replace the body with, for each runner's
-/// newest run, `s.what_if.as_ref().map(|w| (s.id, Experiment { runner, bound: w.bound, why:
-/// w.why }))` for bounds other than unknown/mixed.
-pub fn experiments(_ds: &Dataset) -> BTreeMap<String, Experiment> {
-    BTreeMap::new()
+/// Experiments per step id: the `what_if` verdicts (CONTRACT section 5,
+/// `steps[].what_if.bound`) of each runner's newest run that has one. Only a decisive verdict
+/// (latency, bandwidth, cpu) counts: `mixed` or `unknown` by experiment leaves the call to the
+/// correlation. Where runners' experiments disagree, the first runner's is kept and the others
+/// are named in its sentence.
+pub fn experiments(ds: &Dataset) -> BTreeMap<String, Experiment> {
+    let mut out: BTreeMap<String, Experiment> = BTreeMap::new();
+    for r in &ds.runners {
+        let mut seen: Vec<&str> = Vec::new();
+        for &i in &r.runs {
+            for s in &ds.record(i).steps {
+                let Some(w) = &s.what_if else { continue };
+                if seen.contains(&s.id.as_str()) {
+                    continue;
+                }
+                seen.push(&s.id);
+                if !matches!(w.bound, Bound::Latency | Bound::Bandwidth | Bound::Cpu) {
+                    continue;
+                }
+                match out.get_mut(&s.id) {
+                    None => {
+                        out.insert(
+                            s.id.clone(),
+                            Experiment {
+                                runner: r.label.clone(),
+                                bound: w.bound,
+                                why: w.why.clone(),
+                            },
+                        );
+                    }
+                    Some(e) if e.bound != w.bound => e.why.push_str(&format!(
+                        " (On {}, the experiment said {}.)",
+                        r.label,
+                        w.bound.as_str()
+                    )),
+                    Some(_) => {}
+                }
+            }
+        }
+    }
+    out
 }
 
 pub fn analyse(ds: &Dataset) -> Vec<StepAnalysis> {

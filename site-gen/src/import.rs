@@ -156,6 +156,7 @@ pub(crate) fn empty_record(
             seed: None,
             repeat: 1,
             command_line: None,
+            like: None,
         },
         tests: Vec::new(),
         steps: Vec::new(),

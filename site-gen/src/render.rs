@@ -400,9 +400,11 @@ impl Site<'_> {
 
     pub fn steps_page(&self) -> Result<()> {
         let mut ctx = self.base_context("", "Build steps across runners", "steps");
+        let experiments = experiments_by_step(self.ds);
         let mut steps = crate::steps_view::steps(self.steps);
         for (view, s) in steps.iter_mut().zip(self.steps) {
             view["times"] = Value::Array(self.step_times(&s.id));
+            view["experiments"] = experiments.get(&s.id).cloned().unwrap_or_default().into();
         }
         ctx.insert("steps", &steps);
         ctx.insert("method", &crate::steps_view::method());
@@ -448,8 +450,9 @@ fn verdict_counts(ds: &Dataset) -> Vec<Value> {
                 let e = by_step
                     .entry(s.id.clone())
                     .or_insert_with(|| (s.name.clone(), Default::default(), None));
+                // A verdict by experiment outranks the inferred one.
                 let k = if s.status == StepStatus::Ok {
-                    s.bound.as_str()
+                    s.what_if.as_ref().map_or(s.bound, |w| w.bound).as_str()
                 } else if s.status == StepStatus::Failed {
                     "failed"
                 } else {
@@ -457,7 +460,7 @@ fn verdict_counts(ds: &Dataset) -> Vec<Value> {
                 };
                 *e.1.entry(k).or_default() += 1;
                 if e.2.is_none() && s.status == StepStatus::Ok {
-                    e.2 = Some(s.why.clone());
+                    e.2 = Some(s.what_if.as_ref().map_or(&s.why, |w| &w.why).clone());
                 }
             }
         }
@@ -715,10 +718,55 @@ fn steps_view(site: &Site, r: &RunnerSummary) -> Value {
                 "bound": s.bound.as_str(), "why": s.why, "reason": s.reason.clone().unwrap_or_default(),
                 "tail": s.output_tail.clone().unwrap_or_default(),
                 "stall": s.io_pressure_s.map(fmt_s).unwrap_or_default(),
+                "what_if": what_if_view(s),
             })
         })
         .collect();
     json!({"rows": rows, "date": rec.started_at.get(..10).unwrap_or("")})
+}
+
+/// A step's what-if experiment for the pages: the verdict by experiment, the inferred one
+/// when it differs, and each condition's time against the normal run.
+fn what_if_view(s: &engine::record::StepResult) -> Value {
+    let Some(w) = &s.what_if else {
+        return Value::Null;
+    };
+    let conditions: Vec<Value> = w
+        .baseline
+        .iter()
+        .map(|b| json!({"id": "normal", "wall": fmt_s(b.wall_s), "ratio": "1.00x"}))
+        .chain(w.conditions.iter().map(|c| {
+            json!({
+                "id": c.id, "wall": fmt_s(c.wall_s),
+                "ratio": c.ratio.map(|r| format!("{r:.2}x")).unwrap_or_else(|| "failed".into()),
+            })
+        }))
+        .collect();
+    json!({
+        "bound": w.bound.as_str(), "why": w.why, "inferred": s.bound.as_str(),
+        "disagrees": w.bound != s.bound, "conditions": conditions, "notes": w.notes,
+    })
+}
+
+/// Per step id: the newest what-if experiment on each runner that has one.
+fn experiments_by_step(ds: &Dataset) -> std::collections::BTreeMap<String, Vec<Value>> {
+    let mut out: std::collections::BTreeMap<String, Vec<Value>> = Default::default();
+    for r in &ds.runners {
+        let mut seen: Vec<String> = Vec::new();
+        for &i in &r.runs {
+            for s in &ds.record(i).steps {
+                if s.what_if.is_none() || seen.contains(&s.id) {
+                    continue;
+                }
+                seen.push(s.id.clone());
+                let mut v = what_if_view(s);
+                v["runner"] = json!(r.label);
+                v["slug"] = json!(r.slug);
+                out.entry(s.id.clone()).or_default().push(v);
+            }
+        }
+    }
+    out
 }
 
 /// Write `rel` (a path made only of fixed names and slugs) under `out`.

@@ -20,6 +20,8 @@ pub fn markdown(record: &Record) -> String {
     machine_section(&mut out, record);
     columns_section(&mut out, record);
     steps_section(&mut out, record);
+    like_section(&mut out, record);
+    what_if_section(&mut out, record);
     warnings_section(&mut out, record);
     footer(&mut out, record);
     out
@@ -284,6 +286,89 @@ fn capitalised(text: &str) -> String {
         .unwrap_or_default()
 }
 
+/// `run --like LABEL`: per column, LABEL's figure beside the one measured under its caps.
+fn like_section(out: &mut String, record: &Record) {
+    let Some(like) = &record.settings.like else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "### Capped like {}\n\nThis disk under caps taken from {}'s figures ({}); caps only \
+         slow a disk down.\n\n| Column | Target | Measured | Off |\n|---|---:|---:|---|",
+        escape(&like.label),
+        escape(&like.label),
+        escape(&like.from)
+    );
+    for c in &like.columns {
+        let f = |v: Option<f64>| v.map_or("–".to_string(), |v| format!("{v:.1}"));
+        let off = if c.reproducible {
+            c.off_pct.map_or("–".into(), |o| format!("{o:+.0}%"))
+        } else {
+            format!("not reproducible: {}", escape(&c.note))
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {off} |",
+            escape(&c.id),
+            f(c.target),
+            f(c.measured)
+        );
+    }
+    out.push('\n');
+}
+
+/// The what-if experiments: each condition's time against the normal run, and the verdict
+/// by experiment beside the inferred one when they differ (the experiment outranks it).
+fn what_if_section(out: &mut String, record: &Record) {
+    let with: Vec<&StepResult> = record
+        .steps
+        .iter()
+        .filter(|s| s.what_if.is_some())
+        .collect();
+    if with.is_empty() {
+        return;
+    }
+    out.push_str("### What-if experiments\n\n| Step | Condition | Wall time | vs normal |\n|---|---|---:|---:|\n");
+    for s in &with {
+        let Some(w) = &s.what_if else { continue };
+        if let Some(b) = &w.baseline {
+            let _ = writeln!(
+                out,
+                "| {} | normal | {} | 1.00x |",
+                step_name(s),
+                format_s(b.wall_s)
+            );
+        }
+        for c in &w.conditions {
+            let vs = c.ratio.map_or("failed".to_string(), |r| format!("{r:.2}x"));
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {vs} |",
+                step_name(s),
+                escape(&c.id),
+                format_s(c.wall_s)
+            );
+        }
+    }
+    out.push('\n');
+    for s in &with {
+        let Some(w) = &s.what_if else { continue };
+        let inferred = if w.bound != s.bound {
+            format!(" (inferred from its signals: {})", s.bound.as_str())
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            out,
+            "- **{}**: {} by experiment{inferred}. {}",
+            step_name(s),
+            w.bound.as_str(),
+            escape(&w.why)
+        );
+    }
+    out.push('\n');
+}
+
 /// The step's human name; its id when it has none.
 fn step_name(step: &StepResult) -> String {
     if step.name.trim().is_empty() {
@@ -409,6 +494,56 @@ fn format_bytes(bytes: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_if_experiments_show_both_verdicts_when_they_disagree() {
+        use engine::record::{Bound, WhatIf, WhatIfCondition};
+        let cond = |id: &str, wall_s: f64, ratio: Option<f64>| WhatIfCondition {
+            id: id.into(),
+            wall_s,
+            ratio,
+            runs: 1,
+            ..Default::default()
+        };
+        let step = StepResult {
+            id: "sqlite".into(),
+            bound: Bound::Cpu,
+            what_if: Some(WhatIf {
+                baseline: Some(cond("baseline", 0.37, None)),
+                conditions: vec![
+                    cond("iops-capped", 5.78, Some(15.6)),
+                    cond("bandwidth-capped", 0.4, Some(1.08)),
+                ],
+                bound: Bound::Latency,
+                why: "only the I/O-rate cap slowed it".into(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let record = Record {
+            schema: engine::record::SCHEMA.into(),
+            id: "x".into(),
+            source: "measured".into(),
+            source_file: None,
+            started_at: String::new(),
+            finished_at: String::new(),
+            tool: Default::default(),
+            runner: Default::default(),
+            storage: Default::default(),
+            settings: Default::default(),
+            tests: Vec::new(),
+            steps: vec![step],
+            cpu_reference: None,
+            notes: Vec::new(),
+        };
+        let md = markdown(&record);
+        assert!(md.contains("### What-if experiments"), "{md}");
+        assert!(md.contains("| iops-capped | 5.8 s | 15.60x |"), "{md}");
+        assert!(
+            md.contains("latency by experiment (inferred from its signals: cpu)"),
+            "{md}"
+        );
+    }
 
     #[test]
     fn escape_keeps_tables_and_html_intact() {

@@ -376,6 +376,7 @@ impl Fleet {
                 seed: None,
                 repeat: 1,
                 command_line: None,
+                like: None,
             },
             tests,
             steps,

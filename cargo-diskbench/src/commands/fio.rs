@@ -131,6 +131,7 @@ fn run(inv: &FioInvocation) -> Result<Record> {
             seed: inv.job.seed,
             repeat: 1,
             command_line: Some(inv.command_line.clone()),
+            like: None,
         },
         tests: vec![test],
         steps: Vec::new(),

@@ -47,6 +47,9 @@ pub struct RunArgs {
     /// Where the record and the report go
     #[command(flatten)]
     pub record: Box<RecordArgs>,
+    /// What-if experiments on the steps, and --like for the columns
+    #[command(flatten)]
+    pub what_if: crate::commands::steps::WhatIfArgs,
     /// No progress output (the table and errors are still printed)
     #[arg(long, short)]
     pub quiet: bool,
@@ -157,8 +160,28 @@ pub fn exec(args: RunArgs) -> Result<()> {
         .unwrap_or_else(|| PathBuf::from(DEFAULT_RESULTS_DIR));
     let json_to_stdout = args.record.json.as_deref() == Some("-");
 
+    // Everything the experiments need is checked before anything is measured (exit 2).
+    if args.no_steps && args.what_if.what_if {
+        return Err(usage(
+            "--what-if experiments on the build steps, which --no-steps skips; drop one of them",
+        ));
+    }
+    let what_if = if args.no_steps {
+        None
+    } else {
+        crate::commands::steps::what_if_options(&args.what_if, &opts.dir, &results_dir)?
+    };
+    let like = match &args.what_if.like {
+        Some(label) => Some(like_target(label, &opts.dir, &results_dir)?),
+        None => None,
+    };
+
     let started_at = engine::time::now_rfc3339();
-    let (runner, storage) = engine::machine::detect(&opts.dir, args.record.label.as_deref());
+    let (mut runner, storage) = engine::machine::detect(&opts.dir, args.record.label.as_deref());
+    if let Some(l) = &like {
+        // The figures are this disk under caps, not this disk: keep them apart on the site.
+        runner.variant = Some(format!("capped like {}", l.label));
+    }
     let mut progress = SuiteProgress::new(args.quiet);
     if !args.no_steps {
         progress = progress.with_steps(output::StepEstimates::from_results(
@@ -166,16 +189,36 @@ pub fn exec(args: RunArgs) -> Result<()> {
             &runner.label,
         ));
     }
-    let tests = engine::suite::run_suite(&opts, &mut |p| progress.event(p))?;
+    let tests = match &like {
+        None => engine::suite::run_suite(&opts, &mut |p| progress.event(p))?,
+        Some(l) => {
+            // This process (all its threads: the I/O is submitted from them) runs the columns
+            // inside the capped cgroup, and goes back when the group closes, also on error.
+            let mut group = engine::steps::what_if::capped_group(&l.target, &l.caps)?;
+            group.adopt(std::process::id())?;
+            let tests = engine::suite::run_suite(&opts, &mut |p| progress.event(p));
+            group.close().map_err(anyhow::Error::msg)?;
+            tests?
+        }
+    };
+    let like_settings = like.map(|l| like_settings(l, &tests));
 
     let steps = if args.no_steps {
         Vec::new()
     } else {
         let steps_opts = engine::steps::StepsOptions {
             dir: opts.dir.clone(),
+            what_if,
             ..Default::default()
         };
-        engine::steps::run_steps_with(&steps_opts, &tests, &mut |e| progress.step(&e))?
+        // Columns measured under --like caps are not this disk's: the inferred verdicts then
+        // rest on each step's own signals.
+        let columns = if like_settings.is_some() {
+            &[][..]
+        } else {
+            &tests[..]
+        };
+        engine::steps::run_steps_with(&steps_opts, columns, &mut |e| progress.step(&e))?
     };
     progress.finish();
     if engine::cancel::requested() {
@@ -209,6 +252,7 @@ pub fn exec(args: RunArgs) -> Result<()> {
             seed: opts.seed,
             repeat: opts.repeat,
             command_line: None,
+            like: like_settings,
         },
         tests,
         steps,
@@ -217,6 +261,9 @@ pub fn exec(args: RunArgs) -> Result<()> {
     };
 
     output::print(&output::table(&record.tests), json_to_stdout);
+    if let Some(like) = &record.settings.like {
+        output::print(&output::like_table(like), json_to_stdout);
+    }
     output::print(
         &output::steps_table(&record.steps, Some(record.runner.vcpus)),
         json_to_stdout,
@@ -295,4 +342,77 @@ fn write_markdown(record: &Record, file: Option<&Path>) -> Result<()> {
             .context("cannot append to $GITHUB_STEP_SUMMARY")?;
     }
     Ok(())
+}
+
+/// `--like LABEL` resolved: the runner's record, the caps and where they go.
+struct LikeTarget {
+    label: String,
+    from: String,
+    record: Record,
+    caps: engine::record::IoCaps,
+    target: engine::steps::what_if::CapTarget,
+}
+
+/// Check `--like` before anything runs: root, a block-I/O hierarchy, a disk under `--dir`
+/// that caps reach (tmpfs is refused by name), and a record labelled LABEL.
+fn like_target(label: &str, dir: &Path, results: &Path) -> Result<LikeTarget> {
+    let target = engine::steps::what_if::preflight(dir, Path::new(engine::cgroup::CGROUP_FS))?
+        .map_err(|why| usage(format!("--like {label}: {why}")))?;
+    let (record, from, caps) = crate::commands::steps::like_caps(results, label)?;
+    Ok(LikeTarget {
+        label: label.to_string(),
+        from: format!("{from} ({})", record.source),
+        record,
+        caps,
+        target,
+    })
+}
+
+/// Per column: LABEL's figure beside the one measured under its caps.
+fn like_settings(
+    l: LikeTarget,
+    tests: &[engine::record::TestResult],
+) -> engine::record::LikeSettings {
+    let columns = ColumnId::ALL
+        .into_iter()
+        .filter_map(|c| {
+            let measured = tests.iter().find(|t| t.id == c.as_str())?.headline();
+            let target = l.record.test(c).and_then(|t| t.headline());
+            let off_pct = match (measured, target) {
+                (Some(m), Some(t)) if t > 0.0 => Some((m / t - 1.0) * 100.0),
+                _ => None,
+            };
+            let (reproducible, note) = match c {
+                ColumnId::SeqRead | ColumnId::SeqWrite => (
+                    true,
+                    "capped in bytes per second at the target's MiB/s".to_string(),
+                ),
+                ColumnId::RandRead | ColumnId::RandWrite => (
+                    true,
+                    "capped in I/Os per second at the target's IOPS".to_string(),
+                ),
+                ColumnId::Qd1Read | ColumnId::SyncWrite => (
+                    false,
+                    "not reproducible by a cap: one I/O at a time is bounded by this disk's own \
+                     latency; a cap only limits the rate, it adds no latency to a single I/O"
+                        .to_string(),
+                ),
+            };
+            Some(engine::record::LikeColumn {
+                id: c.as_str().into(),
+                target,
+                measured,
+                off_pct,
+                reproducible,
+                note,
+            })
+        })
+        .collect();
+    engine::record::LikeSettings {
+        label: l.label,
+        from: l.from,
+        caps: l.caps,
+        devices: l.target.devices.iter().map(|d| d.to_string()).collect(),
+        columns,
+    }
 }

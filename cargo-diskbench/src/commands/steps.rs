@@ -52,9 +52,123 @@ pub struct StepsArgs {
     /// Transactions of the sqlite step
     #[arg(long, value_name = "N", default_value_t = steps::DEFAULT_SQLITE_TRANSACTIONS)]
     pub sqlite_transactions: u32,
+    /// Rerun each step on memory and with the disk under --dir capped (needs root)
+    #[command(flatten)]
+    pub what_if: WhatIfArgs,
     /// Run the sqlite workload on this database in this process (the step's child)
     #[arg(long, value_name = "DB", hide = true)]
     pub internal_sqlite_worker: Option<PathBuf>,
+}
+
+/// The what-if options, shared by `steps` and `run`.
+#[derive(clap::Args, Debug, Default)]
+pub struct WhatIfArgs {
+    /// Rerun each step on memory (tmpfs), with the disk capped in I/Os per second, and in
+    /// MiB/s; the verdict by experiment is recorded beside the inferred one (needs root)
+    #[arg(long)]
+    pub what_if: bool,
+    /// I/Os per second of the iops-capped condition (reads and writes each)
+    #[arg(long, value_name = "N", default_value_t = steps::what_if::DEFAULT_CAP_IOPS)]
+    pub cap_iops: u64,
+    /// MiB/s of the bandwidth-capped condition (reads and writes each)
+    #[arg(long, value_name = "N", default_value_t = steps::what_if::DEFAULT_CAP_MIB_S)]
+    pub cap_mib_s: u64,
+    /// Also run each step (with --what-if) or the columns (run) under caps taken from this
+    /// runner's figures in --results: its seq-read/seq-write MiB/s and rand-read/rand-write IOPS
+    #[arg(long, value_name = "LABEL")]
+    pub like: Option<String>,
+    /// Runs per what-if condition (and of the normal run); medians when more than one
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub what_if_repeat: u32,
+    /// Only these what-if conditions: memory, iops-capped, bandwidth-capped, like
+    #[arg(long, value_name = "IDS", value_delimiter = ',')]
+    pub what_if_only: Option<Vec<String>>,
+}
+
+/// The newest record labelled `label` in `results` and the caps that make this disk look
+/// like it. A usage error (exit 2) names the option when there is none.
+pub fn like_caps(results: &Path, label: &str) -> Result<(Record, String, engine::record::IoCaps)> {
+    let loaded = site_gen::load::load_dir(results)
+        .map_err(|e| engine::error::usage(format!("--like {label}: {e:#}")))?;
+    let mut labels: Vec<String> = Vec::new();
+    let mut best: Option<(Record, String)> = None;
+    for l in loaded.records {
+        if !labels.contains(&l.record.runner.label) {
+            labels.push(l.record.runner.label.clone());
+        }
+        if l.record.runner.label != label || steps::what_if::caps_like(&l.record).is_err() {
+            continue;
+        }
+        if best
+            .as_ref()
+            .is_none_or(|(b, _)| l.record.finished_at > b.finished_at)
+        {
+            let name = l
+                .path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            best = Some((l.record, name));
+        }
+    }
+    let Some((record, name)) = best else {
+        labels.sort();
+        return Err(engine::error::usage(format!(
+            "--like {label}: no record labelled \"{label}\" with sequential or random figures in \
+             --results {} (labels there: {}); import published figures with `cargo diskbench \
+             import FILE --results {}`",
+            results.display(),
+            if labels.is_empty() {
+                "none".to_string()
+            } else {
+                labels.join(", ")
+            },
+            results.display()
+        )));
+    };
+    let caps = steps::what_if::caps_like(&record).map_err(engine::error::usage)?;
+    Ok((record, name, caps))
+}
+
+/// Check the what-if options and the machine before any step runs (exit 2 when root or a
+/// block-I/O hierarchy is missing, or --like names no runner).
+pub fn what_if_options(
+    w: &WhatIfArgs,
+    dir: &Path,
+    results: &Path,
+) -> Result<Option<steps::what_if::WhatIfOptions>> {
+    if !w.what_if {
+        return Ok(None);
+    }
+    if w.cap_iops == 0 || w.cap_mib_s == 0 || w.what_if_repeat == 0 {
+        return Err(engine::error::usage(
+            "--cap-iops, --cap-mib-s and --what-if-repeat: use a number above 0",
+        ));
+    }
+    for id in w.what_if_only.iter().flatten() {
+        if !steps::what_if::CONDITION_IDS.contains(&id.as_str()) {
+            return Err(engine::error::usage(format!(
+                "--what-if-only: no condition \"{id}\" (conditions: {})",
+                steps::what_if::CONDITION_IDS.join(", ")
+            )));
+        }
+    }
+    let like = match &w.like {
+        Some(label) => {
+            let (_, _, caps) = like_caps(results, label)?;
+            Some((label.clone(), caps))
+        }
+        None => None,
+    };
+    let caps_target = steps::what_if::preflight(dir, Path::new(engine::cgroup::CGROUP_FS))?;
+    Ok(Some(steps::what_if::WhatIfOptions {
+        repeat: w.what_if_repeat,
+        cap_iops: w.cap_iops,
+        cap_mib_s: w.cap_mib_s,
+        like,
+        caps_target,
+        only: w.what_if_only.clone(),
+    }))
 }
 
 pub fn exec(args: StepsArgs) -> Result<()> {
@@ -78,6 +192,12 @@ pub fn exec(args: StepsArgs) -> Result<()> {
         .results
         .clone()
         .unwrap_or_else(|| engine::results::DEFAULT_RESULTS_DIR.into());
+    if args.what_if.like.is_some() && !args.what_if.what_if {
+        return Err(engine::error::usage(
+            "--like: with `steps` it is a what-if condition; add --what-if",
+        ));
+    }
+    let what_if = what_if_options(&args.what_if, &dir, &results_dir)?;
     let started_at = engine::time::now_rfc3339();
     let (runner, storage) = engine::machine::detect(&dir, args.label.as_deref());
     let columns = newest_columns(&results_dir, &runner, &storage, &dir);
@@ -91,6 +211,7 @@ pub fn exec(args: StepsArgs) -> Result<()> {
         sqlite_transactions: Some(args.sqlite_transactions),
         vcpus: Some(runner.vcpus).filter(|v| *v > 0),
         columns_source: columns.as_ref().map(|(_, f)| format!("the record {f}")),
+        what_if,
         ..Default::default()
     };
     let tests: &[TestResult] = columns.as_ref().map(|(t, _)| t.as_slice()).unwrap_or(&[]);
@@ -204,8 +325,10 @@ fn newest_columns(
         let Ok(rec) = serde_json::from_str::<Record>(&text) else {
             continue;
         };
+        // A run under --like caps measured another disk's figures, not this one's.
         if rec.schema != record::SCHEMA
             || rec.is_imported()
+            || rec.settings.like.is_some()
             || rec.runner.label != runner.label
             || (rec.runner.hostname.is_some() && rec.runner.hostname != runner.hostname)
         {

@@ -1078,6 +1078,7 @@ fn run_action_step(tmp: &Path, workspace: &Path, site_out: &str) -> ActionRun {
         .env("INPUT_ONLY", "qd1-read")
         .env("INPUT_RUNTIME", "0.3")
         .env("INPUT_STEPS", "false")
+        .env("INPUT_WHAT_IF", "false")
         .env("INPUT_ARGS", "--size 16M --ramp 0 --quiet")
         .env("RESULTS_NAME", "diskbench-record")
         .env("INPUT_SITE_OUT", site_out)

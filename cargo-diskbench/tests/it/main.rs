@@ -6,6 +6,7 @@ mod github;
 mod machine;
 mod site;
 mod steps;
+mod whatif;
 
 // fio-syntax jobs (`cargo diskbench fio`).
 mod fio;

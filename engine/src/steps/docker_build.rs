@@ -24,7 +24,7 @@ pub const DEFAULT_CONTEXT_MIB: u32 = 192;
 /// How long `docker version` may take to answer before the engine counts as absent.
 const ENGINE_TIMEOUT: Duration = Duration::from_secs(15);
 /// Processes that do a local daemon's work.
-const DAEMON_COMMANDS: [&str; 5] = [
+pub const DAEMON_COMMANDS: [&str; 5] = [
     "dockerd",
     "containerd",
     "fuse-overlayfs",

@@ -12,7 +12,9 @@ pub mod probe;
 pub mod sqlite;
 pub mod user;
 pub mod verdict;
+pub mod what_if;
 
+use std::cell::RefCell;
 use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -20,8 +22,9 @@ use std::process::Command;
 
 use anyhow::{Context, Result};
 
+use crate::cgroup::CapGroup;
 use crate::error::{interrupted, usage};
-use crate::record::{Bound, CpuReference, StepResult, StepStatus, TestResult};
+use crate::record::{Bound, CpuReference, IoCaps, StepResult, StepStatus, TestResult, WhatIf};
 use child::Measured;
 use verdict::{DiskFigures, StepSignals};
 
@@ -66,6 +69,9 @@ pub struct StepsOptions {
     /// Where `columns` come from when not from the same run, e.g. a record's file name;
     /// noted on each step.
     pub columns_source: Option<String>,
+    /// `--what-if`: rerun each step on memory and with the disk capped (checked beforehand
+    /// with [`what_if::preflight`]).
+    pub what_if: Option<what_if::WhatIfOptions>,
 }
 
 /// The project the steps are about: the Cargo workspace, or the current directory.
@@ -258,6 +264,7 @@ pub fn run_steps_with(
         disk: DiskFigures::from_columns(columns),
         columns,
         vcpus: opts.vcpus.unwrap_or_else(available_cpus),
+        env: RefCell::new(RunEnv::default()),
     };
     let mut results = Vec::new();
     let ids: Vec<String> = steps.iter().map(|s| s.id().to_string()).collect();
@@ -272,15 +279,27 @@ pub fn run_steps_with(
             index: i + 1,
             of,
         });
-        let work = scratch.path.join(step.id());
-        fs::create_dir(&work).with_context(|| format!("cannot create {}", work.display()))?;
-        let outcome = run_one(&ctx, step, &work);
-        let cleaned = fs::remove_dir_all(&work);
-        let mut result = outcome?;
-        if let Err(e) = cleaned {
-            result
-                .notes
-                .push(format!("could not remove {}: {e}", work.display()));
+        let normal = what_if::Condition::Normal;
+        let (mut result, first) = run_in_work(&ctx, step, &scratch.path, &normal)?;
+        if let Some(w) = &opts.what_if
+            && result.status == StepStatus::Ok
+        {
+            // Each condition shows as the step running again, named with its condition.
+            let mut condition_started = |label: &str| {
+                progress(StepEvent::Started {
+                    id: label,
+                    index: i + 1,
+                    of,
+                })
+            };
+            result.what_if = Some(experiment(
+                &ctx,
+                w,
+                step,
+                &scratch.path,
+                first,
+                &mut condition_started,
+            )?);
         }
         let failed = result.status == StepStatus::Failed;
         progress(StepEvent::Finished {
@@ -323,6 +342,221 @@ struct RunContext<'a> {
     disk: DiskFigures,
     columns: &'a [TestResult],
     vcpus: u32,
+    /// How the current run is started (what-if conditions).
+    env: RefCell<RunEnv>,
+}
+
+/// The condition a run is under: its page cache state and its caps.
+#[derive(Default)]
+struct RunEnv {
+    /// Drop the step's files from the page cache before it starts.
+    cold: bool,
+    group: Option<CapGroup>,
+    target: Option<what_if::CapTarget>,
+    caps: IoCaps,
+    /// What was done for this run (a daemon capped), for the condition's notes.
+    notes: Vec<String>,
+}
+
+impl RunContext<'_> {
+    /// Start `cmd` under the current condition and measure it. `daemon`: a docker build,
+    /// whose daemon gets the same caps.
+    fn launch(&self, mut cmd: Command, work: &Path, daemon: bool) -> Result<Measured> {
+        {
+            let mut env = self.env.borrow_mut();
+            let RunEnv {
+                cold,
+                group,
+                target,
+                caps,
+                notes,
+            } = &mut *env;
+            if *cold {
+                what_if::evict_from_cache(work);
+            }
+            if let (Some(g), Some(t)) = (group.as_mut(), target.as_ref()) {
+                g.join_on_exec(&mut cmd);
+                if daemon {
+                    notes.extend(what_if::cap_daemon(
+                        g,
+                        t,
+                        caps,
+                        &docker_build::DAEMON_COMMANDS,
+                    ));
+                }
+            }
+        }
+        child::run_measured(cmd, OUTPUT_TAIL_LINES)
+    }
+}
+
+/// One run of `step` under `condition` in a fresh work folder under `scratch` (on a tmpfs
+/// for the memory condition), which is removed afterwards whatever happened. Returns the
+/// step's result and the run's summary for the experiments.
+fn run_in_work(
+    ctx: &RunContext,
+    step: &StepKind,
+    scratch: &Path,
+    condition: &what_if::Condition,
+) -> Result<(StepResult, what_if::Run)> {
+    let work = scratch.join(step.id());
+    fs::create_dir(&work).with_context(|| format!("cannot create {}", work.display()))?;
+    let mut mount = None;
+    let mut setup = || -> Result<()> {
+        let mut env = ctx.env.borrow_mut();
+        *env = RunEnv {
+            // On memory there is no disk to read from: nothing to drop (and tmpfs pages are
+            // the files themselves).
+            cold: ctx.opts.what_if.is_some() && *condition != what_if::Condition::Memory,
+            ..Default::default()
+        };
+        match condition {
+            what_if::Condition::Normal => {}
+            what_if::Condition::Memory => mount = Some(what_if::MemoryMount::mount(&work)?),
+            what_if::Condition::Capped { caps, .. } => {
+                let target = ctx
+                    .opts
+                    .what_if
+                    .as_ref()
+                    .and_then(|w| w.caps_target.as_ref().ok())
+                    .context("a capped run without a cap target")?;
+                env.group = Some(what_if::capped_group(target, caps)?);
+                env.target = Some(target.clone());
+                env.caps = *caps;
+            }
+        }
+        Ok(())
+    };
+    let outcome = setup().and_then(|_| run_one(ctx, step, &work));
+    // Undo in reverse: caps (and a daemon's) first, then the mount, then the folder.
+    let mut env = std::mem::take(&mut *ctx.env.borrow_mut());
+    let targets = env
+        .target
+        .as_ref()
+        .map(|t| t.devices.clone())
+        .unwrap_or_default();
+    let cgroup_io = env.group.as_ref().map(|g| g.usage(&targets));
+    let mut notes = std::mem::take(&mut env.notes);
+    // A failed restore is said twice: in the record and now, to whoever runs the machine.
+    if let Some(g) = env.group.take()
+        && let Err(e) = g.close()
+    {
+        eprintln!("warning: {e}");
+        notes.push(e);
+    }
+    if let Some(m) = mount.take()
+        && let Err(e) = m.unmount()
+    {
+        eprintln!("warning: {e}");
+        notes.push(e);
+    }
+    let cleaned = fs::remove_dir_all(&work);
+    let mut result = outcome?;
+    if let Err(e) = cleaned {
+        result
+            .notes
+            .push(format!("could not remove {}: {e}", work.display()));
+    }
+    let run = what_if::Run {
+        wall_s: result.wall_s,
+        user_s: result.user_s,
+        sys_s: result.sys_s,
+        cpu_wait_s: result.cpu_wait_s,
+        ok: result.status == StepStatus::Ok,
+        io: result.io.clone(),
+        cgroup_io,
+        notes: notes
+            .into_iter()
+            .chain(result.reason.clone().map(|r| format!("a run failed: {r}")))
+            .collect(),
+    };
+    Ok((result, run))
+}
+
+/// The what-if conditions of one step, after its normal run (`first`).
+fn experiment(
+    ctx: &RunContext,
+    w: &what_if::WhatIfOptions,
+    step: &StepKind,
+    scratch: &Path,
+    first: what_if::Run,
+    progress: &mut dyn FnMut(&str),
+) -> Result<WhatIf> {
+    let repeat = w.repeat.max(1);
+    let mut runs = vec![first];
+    for _ in 1..repeat {
+        if crate::cancel::requested() {
+            return Err(interrupted());
+        }
+        runs.push(run_in_work(ctx, step, scratch, &what_if::Condition::Normal)?.1);
+    }
+    let baseline = what_if::summarise("baseline", None, &runs);
+    let mut conditions = Vec::new();
+    for condition in w.conditions() {
+        let caps = match &condition {
+            what_if::Condition::Capped { caps, .. } => Some(*caps),
+            _ => None,
+        };
+        progress(&format!("{} ({})", step.id(), condition.id()));
+        let mut runs = Vec::new();
+        for _ in 0..repeat {
+            if crate::cancel::requested() {
+                return Err(interrupted());
+            }
+            runs.push(run_in_work(ctx, step, scratch, &condition)?.1);
+        }
+        conditions.push(what_if::summarise(condition.id(), caps, &runs));
+    }
+    let (bound, why) = what_if::judge(&baseline, &mut conditions);
+    let mut notes = Vec::new();
+    if let Some((label, _)) = &w.like
+        && let Some(c) = conditions.iter().find(|c| c.id.starts_with("like:"))
+        && c.status == StepStatus::Ok
+    {
+        notes.push(format!(
+            "on {label}'s disk (its sequential MiB/s and random IOPS as caps): {:.2} s against \
+             {:.2} s here, CPU differences not included",
+            c.wall_s, baseline.wall_s
+        ));
+    }
+    notes.push(
+        "every run started with the step's own files (its work folder) synced and dropped \
+         from the page cache; the toolchain and the rest of the machine stay warm"
+            .to_string(),
+    );
+    let devices = match &w.caps_target {
+        Ok(t) => {
+            if t.hierarchy.version == crate::cgroup::Version::V1 {
+                notes.push(
+                    "cgroup v1: the caps reach reads, O_DIRECT writes and the write-back an \
+                     fsync forces; write-back of buffered writes by the kernel's flusher is not \
+                     attributed to the cgroup, so a step that writes much without syncing is \
+                     slowed less here than on a disk that slow"
+                        .into(),
+                );
+            }
+            t.devices.iter().map(|d| d.to_string()).collect()
+        }
+        Err(why) => {
+            notes.push(format!("capped conditions not run: {why}"));
+            Vec::new()
+        }
+    };
+    if matches!(step, StepKind::DockerBuild) {
+        notes.push(
+            "on memory, the build context is on tmpfs; the docker daemon's own storage stays \
+             where it is"
+                .into(),
+        );
+    }
+    Ok(WhatIf {
+        baseline: Some(baseline),
+        conditions,
+        devices,
+        bound,
+        why,
+        notes,
+    })
 }
 
 fn display_command(cmd: &Command) -> Vec<String> {
@@ -366,7 +600,7 @@ fn run_one(ctx: &RunContext, step: &StepKind, work: &Path) -> Result<StepResult>
                 }
             };
             let command = display_command(&cmd);
-            let m = child::run_measured(cmd, OUTPUT_TAIL_LINES)?;
+            let m = ctx.launch(cmd, work, false)?;
             Ok(finish(ctx, CARGO_BUILD, name, command, m, None, notes))
         }
         StepKind::DockerBuild => {
@@ -404,7 +638,7 @@ fn run_one(ctx: &RunContext, step: &StepKind, work: &Path) -> Result<StepResult>
             let cmd = docker_build::build_command(&dockerfile, &context, &tag);
             let command = display_command(&cmd);
             let before = docker_build::daemon_snapshot();
-            let measured = child::run_measured(cmd, OUTPUT_TAIL_LINES);
+            let measured = ctx.launch(cmd, work, true);
             let after = docker_build::daemon_snapshot();
             let removal = docker_build::remove_image(&tag);
             let m = measured?;
@@ -459,7 +693,7 @@ fn run_one(ctx: &RunContext, step: &StepKind, work: &Path) -> Result<StepResult>
                 .arg(transactions.to_string())
                 .current_dir(work);
             let command = display_command(&cmd);
-            let m = child::run_measured(cmd, OUTPUT_TAIL_LINES)?;
+            let m = ctx.launch(cmd, work, false)?;
             let mut notes = vec![format!(
                 "{transactions} transactions (WAL, synchronous=FULL), then {} indexed reads",
                 transactions * 20
@@ -496,7 +730,7 @@ fn run_one(ctx: &RunContext, step: &StepKind, work: &Path) -> Result<StepResult>
                 .arg(&u.run)
                 .current_dir(&ctx.project.root)
                 .env(SCRATCH_ENV, work);
-            let m = child::run_measured(cmd, OUTPUT_TAIL_LINES)?;
+            let m = ctx.launch(cmd, work, false)?;
             let name = u.name.clone().unwrap_or_else(|| u.run.clone());
             let command = vec!["sh".into(), "-c".into(), u.run.clone()];
             Ok(finish(ctx, &u.id, name, command, m, None, Vec::new()))
@@ -598,5 +832,6 @@ fn finish(
         bound,
         why,
         notes,
+        what_if: None,
     }
 }

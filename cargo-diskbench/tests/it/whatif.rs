@@ -1,0 +1,832 @@
+//! Integration tests: the what-if experiments, for real (root, block-I/O throttling on the
+//! disk under target/tmp, the docker daemon). Each test checks afterwards that no cgroup the
+//! tool made remains, no tmpfs of the memory condition is mounted and `--dir` is empty.
+//!
+//! Figures are asserted as ratios with margins a real effect clears by far (a capped sqlite
+//! is 5-30x slower here), never as timings. Without root the tests say so and pass: the
+//! experiments need root by design (see `without_root_the_experiments_exit_2_before_any_step`,
+//! which runs as `nobody`).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::common;
+
+const BLKIO: &str = "/sys/fs/cgroup/blkio";
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    if !root {
+        eprintln!("skipped: the what-if experiments need root");
+    }
+    root
+}
+
+/// The block-I/O hierarchy's root (v1 blkio here, else the unified hierarchy).
+fn hierarchy_root() -> PathBuf {
+    if Path::new(BLKIO)
+        .join("blkio.throttle.read_iops_device")
+        .exists()
+    {
+        PathBuf::from(BLKIO)
+    } else {
+        PathBuf::from("/sys/fs/cgroup")
+    }
+}
+
+fn our_cgroups() -> Vec<String> {
+    std::fs::read_dir(hierarchy_root())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("cargo-diskbench-"))
+        .collect()
+}
+
+fn memory_mounts() -> Vec<String> {
+    std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains(" diskbench-memory-"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The throttle rules of the hierarchy's root, and the blkio cgroup of every docker daemon
+/// process: what must be exactly as before after a run.
+fn machine_limits() -> Vec<String> {
+    let root = hierarchy_root();
+    let mut out = Vec::new();
+    for f in [
+        "blkio.throttle.read_iops_device",
+        "blkio.throttle.write_iops_device",
+        "blkio.throttle.read_bps_device",
+        "blkio.throttle.write_bps_device",
+        "io.max",
+    ] {
+        if let Ok(t) = std::fs::read_to_string(root.join(f)) {
+            out.push(format!("{f}: {t}"));
+        }
+    }
+    for comm in ["dockerd", "containerd"] {
+        let pids = Command::new("pgrep").args(["-x", comm]).output().unwrap();
+        for pid in String::from_utf8_lossy(&pids.stdout).split_whitespace() {
+            let cg = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap_or_default();
+            out.push(format!("{comm} {pid}: {cg}"));
+        }
+    }
+    out
+}
+
+fn assert_clean(dir: &Path, limits_before: &[String]) {
+    assert!(
+        our_cgroups().is_empty(),
+        "cgroups left: {:?}",
+        our_cgroups()
+    );
+    assert!(
+        memory_mounts().is_empty(),
+        "mounts left: {:?}",
+        memory_mounts()
+    );
+    let left: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert!(left.is_empty(), "left behind in --dir: {left:?}");
+    assert_eq!(machine_limits(), limits_before, "limits not restored");
+}
+
+fn work_disk_dir() -> tempfile::TempDir {
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+}
+
+fn steps_cmd(project: &Path, dir: &Path, args: &[&str]) -> Command {
+    let mut cmd = common::bin();
+    cmd.current_dir(project)
+        .args(["steps", "--what-if", "--dir"])
+        .arg(dir)
+        .args(["--json", "-", "--results"])
+        .arg(project.join("no-results"))
+        .args(args);
+    cmd
+}
+
+fn run_json(cmd: &mut Command) -> (Output, Value) {
+    let out = cmd.output().expect("cannot start cargo-diskbench");
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not a record ({e}); stderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out, json)
+}
+
+/// The step's what-if object, after requiring the run and the step to have passed.
+fn what_if(cmd: &mut Command, id: &str) -> (Value, Value) {
+    let (out, rec) = run_json(cmd);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stderr}");
+    let s = rec["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == id)
+        .unwrap_or_else(|| panic!("no step {id}: {rec:#}"))
+        .clone();
+    assert_eq!(s["status"], "ok", "{s:#}");
+    let w = s["what_if"].clone();
+    assert!(w.is_object(), "no what_if: {s:#}\n{stderr}");
+    (s, w)
+}
+
+fn condition<'a>(w: &'a Value, id: &str) -> &'a Value {
+    w["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == id)
+        .unwrap_or_else(|| panic!("no condition {id}: {w:#}"))
+}
+
+fn ratio(w: &Value, id: &str) -> f64 {
+    condition(w, id)["ratio"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{id} has no ratio: {w:#}"))
+}
+
+fn project_with(steps_toml: &str) -> tempfile::TempDir {
+    let project = tempfile::tempdir().unwrap();
+    std::fs::write(project.path().join("diskbench.toml"), steps_toml).unwrap();
+    project
+}
+
+#[test]
+fn sqlite_under_an_iops_cap_is_much_slower_and_latency_bound_by_experiment() {
+    if !is_root() {
+        return;
+    }
+    let _quiet = common::disk_quiet();
+    let limits = machine_limits();
+    let project = tempfile::tempdir().unwrap();
+    let dir = work_disk_dir();
+    // 100 synced transactions, each a few throttled I/Os: about 3 s at 100 I/Os per second,
+    // against 0.02-0.5 s uncapped on this (busy) disk.
+    let (s, w) = what_if(
+        &mut steps_cmd(
+            project.path(),
+            dir.path(),
+            &[
+                "--only",
+                "sqlite",
+                "--sqlite-transactions",
+                "100",
+                "--cap-iops",
+                "100",
+            ],
+        ),
+        "sqlite",
+    );
+    assert!(ratio(&w, "iops-capped") >= 3.0, "{w:#}");
+    assert_eq!(w["bound"], "latency", "{w:#}");
+    assert!(
+        ratio(&w, "bandwidth-capped") < ratio(&w, "iops-capped") / 2.0,
+        "{w:#}"
+    );
+    assert_eq!(w["devices"].as_array().unwrap().len(), 1, "{w:#}");
+    assert_eq!(
+        condition(&w, "iops-capped")["caps"],
+        serde_json::json!({ "riops": 100, "wiops": 100 })
+    );
+    // The cgroup saw the step's writes on the capped disk.
+    assert!(
+        condition(&w, "iops-capped")["cgroup_io"]["write_ios"]
+            .as_u64()
+            .unwrap()
+            >= 50,
+        "{w:#}"
+    );
+    assert!(condition(&w, "memory")["wall_s"].as_f64().unwrap() > 0.0);
+    assert!(s["why"].is_string());
+    assert_clean(dir.path(), &limits);
+    shown_on_the_site(&rec_of(&s));
+}
+
+/// A record around one step, as `steps --json` writes it.
+fn rec_of(step: &Value) -> Value {
+    serde_json::json!({
+        "schema": "diskbench.record/1", "id": "whatif1", "source": "measured",
+        "started_at": "2026-12-01T14:00:00Z", "finished_at": "2026-12-01T14:00:10Z",
+        "tool": { "name": "cargo-diskbench", "version": "0" },
+        "runner": { "label": "whatif-box", "provider": null, "arch": "x64", "vcpus": 2,
+                    "memory_gib": 1.0, "cpu_model": "", "kernel": "", "os": "" },
+        "storage": { "path": "/x", "fstype": "ext4", "mount_source": "/dev/vda",
+                     "mount_options": "", "class": "vm-disk" },
+        "settings": { "suite": "steps", "runtime_s": 0.0, "ramp_s": 0.0, "size": 0,
+                      "engine": "none" },
+        "tests": [], "steps": [step]
+    })
+}
+
+/// The runner page and the steps page show the experiment's verdict and its conditions.
+fn shown_on_the_site(record: &Value) {
+    let results = tempfile::tempdir().unwrap();
+    let site = tempfile::tempdir().unwrap();
+    std::fs::write(
+        results.path().join("r.json"),
+        serde_json::to_vec(record).unwrap(),
+    )
+    .unwrap();
+    let out = common::bin()
+        .args(["site", "--results"])
+        .arg(results.path())
+        .arg("--out")
+        .arg(site.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let runner = std::fs::read_dir(site.path().join("runners"))
+        .unwrap()
+        .flatten()
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .collect::<String>();
+    assert!(
+        runner.contains("By experiment:"),
+        "runner page lacks the experiment"
+    );
+    assert!(
+        runner.contains("iops-capped"),
+        "runner page lacks the conditions"
+    );
+    let steps = std::fs::read_to_string(site.path().join("steps.html")).unwrap();
+    assert!(
+        steps.contains("By experiment"),
+        "steps page lacks the experiment"
+    );
+}
+
+#[test]
+fn a_streaming_step_is_slowed_only_by_the_bandwidth_cap() {
+    if !is_root() {
+        return;
+    }
+    let _quiet = common::disk_quiet();
+    let limits = machine_limits();
+    // v1 throttles only what the step submits itself: O_DIRECT writes (synced) and O_DIRECT
+    // reads, 1 MiB each, 96 MiB each way.
+    let project = project_with(
+        "[[steps]]\nid = \"stream\"\nrun = \"dd if=/dev/zero of=$DISKBENCH_SCRATCH/big bs=1M \
+         count=96 oflag=direct conv=fsync status=none && dd if=$DISKBENCH_SCRATCH/big \
+         of=/dev/null bs=1M iflag=direct status=none\"\n",
+    );
+    let dir = work_disk_dir();
+    // 192 MiB at 64 MiB/s is 3 s; uncapped it is well under a second.
+    let (_, w) = what_if(
+        &mut steps_cmd(
+            project.path(),
+            dir.path(),
+            &[
+                "--only",
+                "stream",
+                "--cap-mib-s",
+                "64",
+                "--what-if-only",
+                "iops-capped,bandwidth-capped",
+            ],
+        ),
+        "stream",
+    );
+    assert!(ratio(&w, "bandwidth-capped") >= 1.8, "{w:#}");
+    assert_eq!(w["bound"], "bandwidth", "{w:#}");
+    let cg = &condition(&w, "bandwidth-capped")["cgroup_io"];
+    assert!(cg["write_bytes"].as_u64().unwrap() >= 96 << 20, "{w:#}");
+    assert!(cg["read_bytes"].as_u64().unwrap() >= 96 << 20, "{w:#}");
+    assert_clean(dir.path(), &limits);
+}
+
+#[test]
+fn a_generated_cargo_build_does_not_move_under_caps_and_is_cpu_bound() {
+    if !is_root() {
+        return;
+    }
+    let _quiet = common::disk_quiet();
+    let limits = machine_limits();
+    let project = tempfile::tempdir().unwrap();
+    let dir = work_disk_dir();
+    let (_, w) = what_if(
+        &mut steps_cmd(
+            project.path(),
+            dir.path(),
+            &[
+                "--only",
+                "cargo-build",
+                "--crate-modules",
+                "3",
+                "--what-if-repeat",
+                "2",
+                "--what-if-only",
+                "iops-capped,bandwidth-capped",
+            ],
+        ),
+        "cargo-build",
+    );
+    assert_eq!(w["bound"], "cpu", "{w:#}");
+    // What the caps can have changed: the I/O the capped cgroup let through, each at the
+    // capped rate. Far less than the run-to-run noise the verdict allows (the runs' own
+    // spread, at least 25%); wall times on this shared machine swing by more than that, so
+    // they are only checked loosely.
+    let base = &w["baseline"];
+    assert_eq!(base["runs"], 2);
+    let base_s = base["wall_s"].as_f64().unwrap();
+    let noise_s = base_s * (base["spread_pct"].as_f64().unwrap() / 100.0).max(0.25);
+    for (id, per_io_s, per_byte_s) in [
+        ("iops-capped", 1.0 / 1000.0, 0.0),
+        ("bandwidth-capped", 0.0, 1.0 / (50.0 * 1048576.0)),
+    ] {
+        let c = condition(&w, id);
+        assert_eq!(c["runs"], 2);
+        let io = &c["cgroup_io"];
+        let n = |k: &str| io[k].as_u64().unwrap() as f64;
+        let cost_s = (n("read_ios") + n("write_ios")) * per_io_s
+            + (n("read_bytes") + n("write_bytes")) * per_byte_s;
+        assert!(
+            cost_s < noise_s,
+            "{id}: the cap could cost {cost_s} s ({w:#})"
+        );
+        assert!(ratio(&w, id) < 2.0, "{w:#}");
+    }
+    assert_clean(dir.path(), &limits);
+}
+
+#[test]
+fn docker_build_is_slower_with_its_daemon_capped_and_the_daemon_goes_back() {
+    if !is_root() {
+        return;
+    }
+    let _quiet = common::disk_quiet();
+    let limits = machine_limits();
+    let project = tempfile::tempdir().unwrap();
+    let dir = work_disk_dir();
+    // A 32 MiB context read cold at 5 MiB/s alone takes over 6 s.
+    let (s, w) = what_if(
+        &mut steps_cmd(
+            project.path(),
+            dir.path(),
+            &[
+                "--only",
+                "docker-build",
+                "--docker-context-mib",
+                "32",
+                "--cap-mib-s",
+                "5",
+                "--what-if-only",
+                "bandwidth-capped",
+            ],
+        ),
+        "docker-build",
+    );
+    let capped = condition(&w, "bandwidth-capped");
+    let base = w["baseline"]["wall_s"].as_f64().unwrap();
+    assert!(capped["wall_s"].as_f64().unwrap() > base + 3.0, "{s:#}");
+    let notes = capped["notes"].to_string();
+    assert!(
+        notes.contains("dockerd") || notes.contains("cgroup(s)"),
+        "the daemon was not capped: {notes}"
+    );
+    assert_clean(dir.path(), &limits);
+}
+
+/// Ctrl-C during a capped run, and during a run on memory: exit 130, and the cgroup, the
+/// tmpfs and the step's processes are gone.
+#[test]
+fn ctrl_c_in_a_capped_or_memory_run_leaves_nothing_behind() {
+    if !is_root() {
+        return;
+    }
+    let _quiet = common::disk_quiet();
+    let limits = machine_limits();
+    for (condition, mark) in [("iops-capped", "cargo-diskbench-"), ("memory", "tmpfs")] {
+        let marks = tempfile::tempdir().unwrap();
+        let mark_file = marks.path().join("mark");
+        // The step records where it runs (its blkio cgroup, its scratch's filesystem) and
+        // sleeps; the normal run passes quickly, the condition's run is interrupted.
+        let project = project_with(&format!(
+            "[[steps]]\nid = \"slow\"\nrun = \"head -c 100000 /dev/zero > $DISKBENCH_SCRATCH/f; \
+             (cat /proc/self/cgroup; stat -f -c %T $DISKBENCH_SCRATCH) > {m}.tmp; \
+             mv {m}.tmp {m}; if grep -q '{mark}' {m}; then sleep 60 & echo $! >> {m}.pid; \
+             wait; fi\"\n",
+            m = mark_file.display()
+        ));
+        let dir = work_disk_dir();
+        let mut child = steps_cmd(
+            project.path(),
+            dir.path(),
+            &["--only", "slow", "--what-if-only", condition],
+        )
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+        let pid_file = PathBuf::from(format!("{}.pid", mark_file.display()));
+        let started = Instant::now();
+        while std::fs::read_to_string(&pid_file).map_or(true, |s| !s.ends_with('\n')) {
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "{condition}: the run never started"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let where_it_ran = std::fs::read_to_string(&mark_file).unwrap();
+        assert!(where_it_ran.contains(mark), "{where_it_ran}");
+        // While it runs, the cgroup or the mount is there.
+        assert!(!our_cgroups().is_empty() || !memory_mounts().is_empty());
+        // SAFETY: signalling the child we started.
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(130), "{condition}");
+        let sleep_pid = std::fs::read_to_string(&pid_file).unwrap();
+        let state =
+            std::fs::read_to_string(format!("/proc/{}/stat", sleep_pid.trim())).unwrap_or_default();
+        assert!(
+            state.is_empty() || state.contains(") Z"),
+            "still runs: {state}"
+        );
+        assert_clean(dir.path(), &limits);
+    }
+}
+
+/// A step that fails only under the cap: the condition is recorded as failed, the step and
+/// the run are not, and everything is cleaned up.
+#[test]
+fn a_step_failing_under_a_cap_is_recorded_and_cleaned_up() {
+    if !is_root() {
+        return;
+    }
+    let _quiet = common::disk_quiet();
+    let limits = machine_limits();
+    let project = project_with(
+        "[[steps]]\nid = \"picky\"\nrun = \"echo x > $DISKBENCH_SCRATCH/f; if grep -q \
+         cargo-diskbench- /proc/self/cgroup; then echo capped; exit 3; fi\"\n",
+    );
+    let dir = work_disk_dir();
+    let (_, w) = what_if(
+        &mut steps_cmd(
+            project.path(),
+            dir.path(),
+            &["--only", "picky", "--what-if-only", "memory,iops-capped"],
+        ),
+        "picky",
+    );
+    let capped = condition(&w, "iops-capped");
+    assert_eq!(capped["status"], "failed", "{w:#}");
+    assert!(capped["ratio"].is_null(), "{w:#}");
+    assert!(
+        capped["notes"].to_string().contains("exited with code 3"),
+        "{w:#}"
+    );
+    assert_eq!(condition(&w, "memory")["status"], "ok");
+    assert!(
+        w["why"].as_str().unwrap().contains("iops-capped failed"),
+        "{w:#}"
+    );
+    assert_clean(dir.path(), &limits);
+}
+
+#[test]
+fn on_tmpfs_the_capped_conditions_are_refused_by_name_and_memory_still_runs() {
+    if !is_root() {
+        return;
+    }
+    let _quiet = common::disk_quiet();
+    let limits = machine_limits();
+    let project = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let (_, w) = what_if(
+        &mut steps_cmd(
+            project.path(),
+            dir.path(),
+            &["--only", "sqlite", "--sqlite-transactions", "20"],
+        ),
+        "sqlite",
+    );
+    let ids: Vec<&str> = w["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["memory"], "{w:#}");
+    let notes = w["notes"].to_string();
+    assert!(
+        notes.contains("capped conditions not run") && notes.contains("tmpfs"),
+        "{notes}"
+    );
+    assert_clean(dir.path(), &limits);
+
+    // The columns under --like have nothing to run on: refused by name, exit 2.
+    let out = common::bin()
+        .args([
+            "run",
+            "--no-steps",
+            "--no-site",
+            "--like",
+            "runson-m8a-2xlarge",
+            "--dir",
+        ])
+        .arg(dir.path())
+        .arg("--results")
+        .arg(like_results().path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--like runson-m8a-2xlarge"), "{stderr}");
+    assert!(stderr.contains("tmpfs"), "{stderr}");
+    assert_clean(dir.path(), &limits);
+}
+
+#[test]
+fn without_root_the_experiments_exit_2_before_any_step() {
+    if !is_root() {
+        return;
+    }
+    let project = project_with(
+        "[[steps]]\nid = \"touch\"\nrun = \"echo ran > $DISKBENCH_SCRATCH/../../ran\"\n",
+    );
+    let dir = tempfile::tempdir_in("/tmp").unwrap();
+    // `nobody` may enter the project and write in --dir (so only the missing root can stop it).
+    for p in [project.path(), dir.path()] {
+        std::fs::set_permissions(p, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    }
+    let out = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(env!("CARGO_BIN_EXE_cargo-diskbench"))
+        .args(["steps", "--what-if", "--dir"])
+        .arg(dir.path())
+        .current_dir(project.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("need root"), "{stderr}");
+    assert!(
+        stderr.contains("sudo -E cargo diskbench steps --what-if"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("step touch"), "a step ran: {stderr}");
+    assert!(out.stdout.is_empty());
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+
+    // Bad what-if options are refused by name before anything runs, root or not.
+    for (args, names) in [
+        (
+            &["--what-if-only", "disk"][..],
+            "--what-if-only: no condition \"disk\"",
+        ),
+        (&["--cap-iops", "0"][..], "--cap-iops"),
+    ] {
+        let out = steps_cmd(project.path(), dir.path(), args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(names), "{stderr}");
+        assert!(!stderr.contains("step touch"), "a step ran: {stderr}");
+    }
+    let out = common::bin()
+        .args(["run", "--what-if", "--no-steps", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+/// A results folder with the published EC2 storage figures imported.
+fn like_results() -> tempfile::TempDir {
+    let results = tempfile::tempdir().unwrap();
+    let out = common::bin()
+        .arg("import")
+        .arg(common::repo_root().join("fixtures/published/ec2-storage-2026-09-30_10-01.csv"))
+        .arg("--results")
+        .arg(results.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    results
+}
+
+/// The EBS gp3 default runner (400 MiB/s, 3000 IOPS) is well below this disk: capped like
+/// it, the four throughput columns land within 25% of its figures.
+#[test]
+fn run_like_an_ebs_runner_lands_within_25_percent_of_its_figures() {
+    if !is_root() {
+        return;
+    }
+    let _quiet = common::disk_quiet();
+    let limits = machine_limits();
+    let results = like_results();
+    let dir = work_disk_dir();
+    let out = common::bin()
+        .args([
+            "run",
+            "--like",
+            "runson-m8a-2xlarge",
+            "--no-steps",
+            "--no-site",
+            "--only",
+            "seq-read,seq-write,rand-read,rand-write,qd1-read",
+            "--size",
+            "64M",
+            // The throttle's slices are 100 ms: half a second after a quarter's warm-up lands
+            // on the cap.
+            "--runtime",
+            "0.5",
+            "--ramp",
+            "0.25",
+            // Other jobs load this disk in bursts: the median of three passes.
+            "--repeat",
+            "3",
+            "--json",
+            "-",
+            "--dir",
+        ])
+        .arg(dir.path())
+        .arg("--results")
+        .arg(results.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let rec: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let like = &rec["settings"]["like"];
+    assert_eq!(like["label"], "runson-m8a-2xlarge", "{like:#}");
+    assert!(
+        like["from"].as_str().unwrap().contains("imported:csv"),
+        "{like:#}"
+    );
+    for id in ["seq-read", "seq-write", "rand-read", "rand-write"] {
+        let c = like["columns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["id"] == id)
+            .unwrap_or_else(|| panic!("no {id}: {like:#}"));
+        let (target, measured) = (
+            c["target"].as_f64().unwrap(),
+            c["measured"].as_f64().unwrap(),
+        );
+        assert!(
+            (measured / target - 1.0).abs() <= 0.25,
+            "{id}: {measured} vs {target}"
+        );
+        assert_eq!(c["reproducible"], true);
+    }
+    let qd1 = like["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "qd1-read")
+        .unwrap();
+    assert_eq!(qd1["reproducible"], false);
+    assert!(qd1["note"].as_str().unwrap().contains("not reproducible"));
+    assert!(
+        rec["runner"]["variant"]
+            .as_str()
+            .unwrap()
+            .contains("capped like runson-m8a-2xlarge")
+    );
+    // The table (on stderr, stdout carries the record) shows both figures.
+    assert!(
+        stderr.contains("like runson-m8a-2xlarge (caps from"),
+        "{stderr}"
+    );
+    assert_clean(dir.path(), &limits);
+
+    // Ctrl-C while the columns run inside the capped cgroup: exit 130, nothing left.
+    let mut child = common::bin()
+        .args([
+            "run",
+            "--like",
+            "runson-m8a-2xlarge",
+            "--no-steps",
+            "--no-site",
+            "--only",
+            "seq-read",
+            "--size",
+            "64M",
+            "--runtime",
+            "30",
+            "--dir",
+        ])
+        .arg(dir.path())
+        .arg("--results")
+        .arg(results.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while our_cgroups().is_empty() {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "no capped cgroup"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    // SAFETY: signalling the child we started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    assert_clean(dir.path(), &limits);
+
+    // An unknown label is refused before anything runs, with the labels there.
+    let out = common::bin()
+        .args(["run", "--no-steps", "--no-site", "--like", "nope", "--dir"])
+        .arg(dir.path())
+        .arg("--results")
+        .arg(results.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("runson-m8a-2xlarge"), "{stderr}");
+    assert_clean(dir.path(), &limits);
+}
+
+/// A run killed outright (SIGKILL) cannot clean up: its cgroup (with the step still in it)
+/// and its tmpfs stay. The next `--what-if` run removes both before it starts.
+#[test]
+fn the_next_run_removes_what_a_killed_run_left() {
+    if !is_root() {
+        return;
+    }
+    let _quiet = common::disk_quiet();
+    let limits = machine_limits();
+    for (condition, mark) in [("iops-capped", "cargo-diskbench-"), ("memory", "tmpfs")] {
+        let marks = tempfile::tempdir().unwrap();
+        let mark_file = marks.path().join("mark");
+        let project = project_with(&format!(
+            "[[steps]]\nid = \"slow\"\nrun = \"(cat /proc/self/cgroup; stat -f -c %T \
+             $DISKBENCH_SCRATCH) > {m}.tmp; mv {m}.tmp {m}; if grep -q '{mark}' {m}; then \
+             sleep 60 & echo $! >> {m}.pid; wait; fi\"\n\
+             [[steps]]\nid = \"quick\"\nrun = \"true\"\n",
+            m = mark_file.display()
+        ));
+        let dir = work_disk_dir();
+        let mut child = steps_cmd(
+            project.path(),
+            dir.path(),
+            &["--only", "slow", "--what-if-only", condition],
+        )
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+        let pid_file = PathBuf::from(format!("{}.pid", mark_file.display()));
+        let started = Instant::now();
+        while std::fs::read_to_string(&pid_file).map_or(true, |s| !s.ends_with('\n')) {
+            assert!(started.elapsed() < Duration::from_secs(60), "never started");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // SAFETY: signalling the child we started.
+        unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+        child.wait().unwrap();
+        assert!(
+            !our_cgroups().is_empty() || !memory_mounts().is_empty(),
+            "{condition}: nothing was left to sweep"
+        );
+        let (out, _) = run_json(&mut steps_cmd(
+            project.path(),
+            dir.path(),
+            &["--only", "quick", "--what-if-only", "memory"],
+        ));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        assert!(stderr.contains("a killed run left behind"), "{stderr}");
+        assert!(our_cgroups().is_empty(), "{:?}", our_cgroups());
+        assert!(memory_mounts().is_empty(), "{:?}", memory_mounts());
+        // The killed run's step and scratch folder are beyond any sweep: end and remove them.
+        let sleep_pid = std::fs::read_to_string(&pid_file).unwrap();
+        // SAFETY: a pid this test's step wrote; SIGKILL ends the orphaned sleep.
+        unsafe { libc::kill(sleep_pid.trim().parse().unwrap(), libc::SIGKILL) };
+        for e in std::fs::read_dir(dir.path()).unwrap().flatten() {
+            std::fs::remove_dir_all(e.path()).unwrap();
+        }
+        assert_clean(dir.path(), &limits);
+    }
+}
