@@ -5,10 +5,12 @@
 
 pub mod cancel;
 pub mod error;
+pub mod input;
 pub mod job;
 pub mod machine;
 pub mod record;
 pub mod results;
+pub mod safe_name;
 pub mod steps;
 pub mod time;
 pub mod units;

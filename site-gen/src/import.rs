@@ -42,14 +42,18 @@ pub fn import_files_with(
     // Parse everything first: one bad file and nothing is written.
     let mut parsed = Vec::new();
     for f in files {
+        engine::cancel::check()?;
         parsed.push(parse_file(f, opts)?);
     }
+    // Ids come from the content alone, so the same figures imported again (by another path, or
+    // a copy of the file) are found by id, not by file name.
+    let mut present = existing_ids(results)?;
     let mut written = Vec::new();
     for imp in parsed {
         for rec in imp.records {
-            let name = engine::results::file_name(&rec);
-            if results.join(&name).exists() {
-                continue; // already imported (ids come from the content)
+            engine::cancel::check()?;
+            if !present.insert(rec.id.clone()) {
+                continue; // already imported
             }
             written.push(engine::results::write_record(results, &rec)?);
         }
@@ -57,10 +61,37 @@ pub fn import_files_with(
     Ok(written)
 }
 
+/// The ids of the records already in `results` (none if the folder does not exist yet).
+fn existing_ids(results: &Path) -> Result<std::collections::HashSet<String>> {
+    let mut ids = std::collections::HashSet::new();
+    if !results.exists() {
+        return Ok(ids);
+    }
+    if !results.is_dir() {
+        return Err(engine::error::usage(format!(
+            "--results {}: not a folder; give the results folder",
+            results.display()
+        )));
+    }
+    #[derive(serde::Deserialize)]
+    struct IdOnly {
+        id: String,
+    }
+    for path in crate::load::json_files(results)? {
+        engine::cancel::check()?;
+        if let Ok(bytes) = engine::input::read(&path)
+            && let Ok(r) = serde_json::from_slice::<IdOnly>(&bytes)
+        {
+            ids.insert(r.id);
+        }
+    }
+    Ok(ids)
+}
+
 /// Read one file and turn it into records, by content: JSON for fio, otherwise CSV.
 pub fn parse_file(path: &Path, opts: &ImportOptions) -> Result<Imported> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| engine::error::usage(format!("{}: cannot read: {e}", path.display())))?;
+    let text = engine::input::read_text(path)
+        .map_err(|e| engine::error::usage(format!("{}: {e}", path.display())))?;
     let shown = path.display().to_string();
     let records = if looks_like_json(&text) {
         let label = opts.label.clone().unwrap_or_else(|| {
@@ -245,10 +276,18 @@ pub fn csv_records(text: &str, source_file: &str) -> std::result::Result<Vec<Rec
             }
         };
         let date = get("date").ok_or_else(|| format!("line {lineno}: empty date"))?;
-        if crate::model::epoch_day(date).is_none() {
-            return Err(format!(
-                "line {lineno}, column date: {date:?} is not a YYYY-MM-DD date"
-            ));
+        match engine::time::parse_utc_secs(date) {
+            None => {
+                return Err(format!(
+                    "line {lineno}, column date: {date:?} is not a real YYYY-MM-DD date"
+                ));
+            }
+            Some(t) if t > engine::time::latest_plausible_secs() => {
+                return Err(format!(
+                    "line {lineno}, column date: {date:?} is in the future"
+                ));
+            }
+            Some(_) => {}
         }
         let label = get("label").ok_or_else(|| format!("line {lineno}: empty label"))?;
         let runner = Runner {
@@ -270,7 +309,8 @@ pub fn csv_records(text: &str, source_file: &str) -> std::result::Result<Vec<Rec
         } else {
             date.to_string()
         };
-        let id = stable_id(&[source_file, line]);
+        // From the row alone: the same row imported from another path or a copy is the same record.
+        let id = stable_id(&[line.trim()]);
         let mut rec = empty_record("imported:csv", source_file, id, started_at, runner);
         rec.storage.class = get("storage_class").map(csv_class).unwrap_or_default();
         rec.storage.fstype = get("workspace_fstype").unwrap_or("").into();
@@ -339,6 +379,7 @@ pub fn csv_records(text: &str, source_file: &str) -> std::result::Result<Vec<Rec
         }
         rec.notes
             .push(format!("imported from {source_file}, line {lineno}"));
+        crate::load::check_record(&rec).map_err(|e| format!("line {lineno}: {e}"))?;
         records.push(rec);
     }
     if records.is_empty() {
@@ -372,7 +413,7 @@ pub fn parse_fio_size(s: &str) -> Option<u64> {
 
 /// The standard column a fio job measures, from its options; None for anything else.
 pub fn classify(rw: &str, bs: u64, iodepth: u32, numjobs: u32, fdatasync: u64) -> Option<ColumnId> {
-    let depth = iodepth * numjobs;
+    let depth = iodepth as u64 * numjobs as u64; // u32 x u32 cannot overflow u64
     if fdatasync > 0 {
         let one_at_a_time = depth == 1 && fdatasync == 1;
         return (matches!(rw, "write" | "randwrite") && bs == 4096 && one_at_a_time)
@@ -476,7 +517,16 @@ pub fn fio_record(
         .and_then(|j| j.as_array())
         .ok_or("no \"jobs\" array: not fio JSON output")?;
     let global = v.get("global options").cloned().unwrap_or(Value::Null);
-    let ts = v.get("timestamp").and_then(|t| t.as_u64()).unwrap_or(0);
+    let ts = match v.get("timestamp").map(|t| t.as_u64()) {
+        Some(Some(t)) if (t as i128) <= engine::time::latest_plausible_secs() as i128 => t,
+        Some(_) => {
+            let shown: String = v["timestamp"].to_string().chars().take(30).collect();
+            return Err(format!(
+                "field timestamp: {shown} is not a time fio could have run at"
+            ));
+        }
+        None => return Err("field timestamp: missing; not fio JSON output".into()),
+    };
     let started_at =
         engine::time::rfc3339(std::time::UNIX_EPOCH + std::time::Duration::from_secs(ts));
     let runner = Runner {
@@ -487,7 +537,9 @@ pub fn fio_record(
         )],
         ..Runner::default()
     };
-    let id = stable_id(&[source_file, &started_at, &text[start..]]);
+    // From the JSON alone (not the file name, nor messages fio printed before it).
+    let json_len = stream.byte_offset();
+    let id = stable_id(&[&text[start..start + json_len]]);
     let mut rec = empty_record("imported:fio", source_file, id, started_at, runner);
     rec.storage.class_evidence = vec!["fio output does not describe the storage".into()];
     rec.storage.path = global
@@ -510,12 +562,8 @@ pub fn fio_record(
         let bs = opt(job, &global, "bs")
             .and_then(parse_fio_size)
             .unwrap_or(4096);
-        let iodepth: u32 = opt(job, &global, "iodepth")
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(1);
-        let numjobs: u32 = opt(job, &global, "numjobs")
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(1);
+        let iodepth: u32 = count_option(job, &global, "iodepth", &name)?;
+        let numjobs: u32 = count_option(job, &global, "numjobs", &name)?;
         let fdatasync: u64 = opt(job, &global, "fdatasync")
             .and_then(|s| s.parse().ok())
             .unwrap_or(0);
@@ -532,7 +580,9 @@ pub fn fio_record(
             .and_then(|e| e.as_i64())
             .filter(|e| *e != 0)
         {
-            notes.push(format!("fio reported error {e} for this job"));
+            return Err(format!(
+                "job {name:?}, field error: fio reported error {e}; its figures are not a measurement"
+            ));
         }
         let read = fio_direction(job.get("read"), &mut notes, "read");
         let write = fio_direction(job.get("write"), &mut notes, "write");
@@ -625,7 +675,29 @@ pub fn fio_record(
     rec.settings.size = rec.tests.iter().map(|t| t.job.size).max().unwrap_or(0);
     rec.notes
         .push(format!("imported from {source_file} ({version})"));
+    crate::load::check_record(&rec)?;
     Ok(rec)
+}
+
+/// A fio count option (`iodepth`, `numjobs`): absent is 1; present must be 1 to 65536.
+fn count_option(
+    job: &Value,
+    global: &Value,
+    key: &str,
+    job_name: &str,
+) -> std::result::Result<u32, String> {
+    match opt(job, global, key) {
+        None => Ok(1),
+        Some(s) => s
+            .trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|n| (1..=65_536).contains(n))
+            .ok_or_else(|| {
+                let shown: String = s.chars().take(30).collect();
+                format!("job {job_name:?}, field {key}: {shown:?} is not a count from 1 to 65536")
+            }),
+    }
 }
 
 #[cfg(test)]
