@@ -30,6 +30,8 @@ pub fn exec(args: MergeArgs) -> Result<()> {
         .map(|l| l.trim().to_string())
         .filter(|l| !l.is_empty())
         .collect();
+    super::destination::folder("--into", &args.into)?;
+    super::destination::step_summary()?;
     let report = merge(&MergeOptions {
         into: args.into.clone(),
         sources: args.sources,

@@ -27,6 +27,7 @@ pub struct SiteArgs {
 }
 
 pub fn exec(args: SiteArgs) -> Result<()> {
+    super::destination::site_out("--out", &args.results, &args.out)?;
     let opts = site_gen::SiteOptions {
         results: args.results,
         out: args.out,
