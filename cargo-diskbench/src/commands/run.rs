@@ -184,6 +184,16 @@ pub fn exec(args: RunArgs) -> Result<()> {
         .unwrap_or_else(|| PathBuf::from(DEFAULT_RESULTS_DIR));
     let json_to_stdout = args.record.json.as_deref() == Some("-");
     check_destinations(&args.record, &results_dir)?;
+    for stale in engine::testfile::stale_scratch_dirs(&opts.dir) {
+        eprintln!(
+            "warning: {} ({}) was left by a run that was killed ({}); no process owns it, \
+             remove it with: rm -r '{}'",
+            stale.path.display(),
+            engine::job::format_size(stale.bytes),
+            stale.why,
+            stale.path.display()
+        );
+    }
 
     let started_at = engine::time::now_rfc3339();
     let (runner, storage) = engine::machine::detect(&opts.dir, args.record.label.as_deref());
