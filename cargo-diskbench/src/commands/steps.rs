@@ -231,7 +231,7 @@ fn newest_columns(
         if path.extension().and_then(|e| e.to_str()) != Some("json") {
             continue;
         }
-        let Ok(text) = std::fs::read_to_string(&path) else {
+        let Ok(text) = engine::input::read_text(&path) else {
             continue;
         };
         // Records of another schema are for other readers: not an error here.
