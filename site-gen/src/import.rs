@@ -104,7 +104,13 @@ pub fn parse_file(path: &Path, opts: &ImportOptions) -> Result<Imported> {
                 .map_err(|e| engine::error::usage(format!("{shown}: {e}")))?,
         ]
     } else {
-        csv_records(&text, &shown).map_err(|e| engine::error::usage(format!("{shown}: {e}")))?
+        csv_records(&text, &shown).map_err(|e| {
+            if engine::cancel::requested() {
+                engine::error::interrupted()
+            } else {
+                engine::error::usage(format!("{shown}: {e}"))
+            }
+        })?
     };
     Ok(Imported {
         file: path.to_path_buf(),
@@ -247,6 +253,9 @@ pub fn csv_records(text: &str, source_file: &str) -> std::result::Result<Vec<Rec
     }
     let mut records = Vec::new();
     for (lineno, line) in lines {
+        if engine::cancel::requested() {
+            return Err("interrupted".into()); // parse_file turns this into exit 130
+        }
         let lineno = lineno + 1;
         let cells = split_csv_line(line);
         if cells.len() != header.len() {
