@@ -14,6 +14,15 @@ fn main() -> ExitCode {
     let cli = match cli::Cargo::try_parse_from(cli::normalized_args(std::env::args_os())) {
         Ok(cli) => cli,
         Err(e) => {
+            // Our value parsers name the option and its range themselves: print that one line,
+            // like every other usage error, instead of clap's three.
+            if e.kind() == clap::error::ErrorKind::ValueValidation
+                && let Some(why) = std::error::Error::source(&e).map(|s| s.to_string())
+                && why.starts_with("--")
+            {
+                eprintln!("Error: {why}");
+                return ExitCode::from(2);
+            }
             // clap prints help/version to stdout (exit 0) and usage errors to stderr (exit 2).
             let _ = e.print();
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
