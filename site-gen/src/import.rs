@@ -1,8 +1,9 @@
 //! `cargo diskbench import`: fio JSON output and CSVs of published figures become records.
 //!
 //! Every file is read and checked before anything is written, so a bad file leaves the results
-//! folder as it was. Record ids are derived from the file name and content: importing the same
-//! file twice finds the records already there instead of duplicating them.
+//! folder as it was. Record ids are derived from the content alone (a CSV row, fio's JSON),
+//! never the path: importing the same figures again, by another path or from a copy, finds the
+//! records already there (by id) instead of duplicating them.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
