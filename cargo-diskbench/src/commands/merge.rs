@@ -63,7 +63,8 @@ fn print_report(report: &MergeReport) {
         );
     }
     for (src, reason) in &report.rejected {
-        eprintln!("skipped    {}: {reason}", src.display());
+        let line = format!("skipped    {}: {reason}", src.display());
+        eprintln!("{}", crate::output::terminal_safe(&line));
     }
     for (path, reason) in &report.unreadable_existing {
         eprintln!(

@@ -38,7 +38,9 @@ pub fn exec(args: SiteArgs) -> Result<()> {
     };
     let report = site_gen::build_site(&opts)?;
     for (path, why) in &report.skipped {
-        eprintln!("warning: left out {}: {why}", path.display());
+        // File names in a downloaded results folder are data too: no raw control characters.
+        let line = format!("warning: left out {}: {why}", path.display());
+        eprintln!("{}", crate::output::terminal_safe(&line));
     }
     eprintln!(
         "site: {} records, {} left out, {} pages written to {}",
