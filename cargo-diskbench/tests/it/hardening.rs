@@ -151,6 +151,8 @@ fn assert_plain_records_only(dir: &Path) {
 
 #[test]
 fn class1_paths_built_from_record_content_stay_inside_their_folder() {
+    // Writes records with fsync: a disk-loading test (see common::disk_quiet).
+    let _disk = common::disk_load();
     let sb = sandbox();
     let root = sb.path().join("deep/er/still");
     std::fs::create_dir_all(&root).unwrap();
@@ -287,6 +289,8 @@ fn class1_paths_built_from_record_content_stay_inside_their_folder() {
 
 #[test]
 fn class2_inputs_are_read_only_if_regular_files_within_the_size_limit() {
+    // Writes records with fsync: a disk-loading test (see common::disk_quiet).
+    let _disk = common::disk_load();
     let sb = sandbox();
     let res = sb.path().join("res");
     write_records(&res, &some_records()[..3]);
@@ -344,6 +348,8 @@ fn class2_inputs_are_read_only_if_regular_files_within_the_size_limit() {
 
 #[test]
 fn class2_test_files_are_never_written_through_a_symlink_or_into_a_special_file() {
+    // Writes records with fsync: a disk-loading test (see common::disk_quiet).
+    let _disk = common::disk_load();
     let sb = sandbox();
     let victim = sb.path().join("victim.bin");
     std::fs::write(&victim, b"precious data").unwrap();
@@ -366,7 +372,6 @@ fn class2_test_files_are_never_written_through_a_symlink_or_into_a_special_file(
         std::fs::create_dir(&d).unwrap();
         setup(&d, &victim);
         let before = tree(sb.path(), &[]);
-        let _load = common::disk_load();
         let ran = run_limited(
             cmd_in(
                 sb.path(),
@@ -393,6 +398,8 @@ fn class2_test_files_are_never_written_through_a_symlink_or_into_a_special_file(
 
 #[test]
 fn class3_the_results_are_never_deleted_and_a_failed_render_keeps_the_earlier_site() {
+    // Writes records with fsync: a disk-loading test (see common::disk_quiet).
+    let _disk = common::disk_load();
     let sb = sandbox();
     let root = sb.path();
     let res = root.join("res");
@@ -538,6 +545,8 @@ fn interrupt_after(mut cmd: Command, delay: Duration, sig: i32) -> Option<(Ran, 
 
 #[test]
 fn class4_site_import_and_merge_stop_on_sigint_and_sigterm() {
+    // Writes records with fsync: a disk-loading test (see common::disk_quiet).
+    let _disk = common::disk_load();
     let sb = sandbox();
     let root = sb.path();
     let many = Fleet::large(150, 8).records();
@@ -610,6 +619,8 @@ fn class4_site_import_and_merge_stop_on_sigint_and_sigterm() {
 
 #[test]
 fn class4_absurd_figures_do_not_hang_the_site() {
+    // Writes records with fsync: a disk-loading test (see common::disk_quiet).
+    let _disk = common::disk_load();
     let sb = sandbox();
     let res = sb.path().join("res");
     let mut records = some_records();
@@ -646,6 +657,8 @@ fn class4_absurd_figures_do_not_hang_the_site() {
 
 #[test]
 fn class4_a_record_exists_exactly_when_the_exit_is_zero() {
+    // Writes records with fsync: a disk-loading test (see common::disk_quiet).
+    let _disk = common::disk_load();
     // Ctrl-C at any moment, including just after the last column: either exit 0 and a record,
     // or exit 130 and none, never a record behind a non-zero exit.
     let sb = sandbox();
@@ -653,7 +666,6 @@ fn class4_a_record_exists_exactly_when_the_exit_is_zero() {
     let mut seen = BTreeMap::<Option<i32>, usize>::new();
     for delay_ms in [100u64, 500, 900, 1050, 1150, 1250, 1400, 1700] {
         let res = root.join(format!("res{delay_ms}"));
-        let _load = common::disk_load();
         let cmd = cmd_in(
             root,
             &[
@@ -709,7 +721,6 @@ fn class4_a_record_exists_exactly_when_the_exit_is_zero() {
         .enumerate()
     {
         let res = root.join(format!("run{delay_ms}"));
-        let _load = common::disk_load();
         let cmd = cmd_in(
             root,
             &[
@@ -759,6 +770,8 @@ fn class4_a_record_exists_exactly_when_the_exit_is_zero() {
 
 #[test]
 fn class5_every_destination_is_checked_before_the_first_test_file() {
+    // Writes records with fsync: a disk-loading test (see common::disk_quiet).
+    let _disk = common::disk_load();
     let sb = sandbox();
     let root = sb.path();
     std::fs::write(root.join("a-file"), "not a folder").unwrap();
@@ -829,7 +842,6 @@ fn class5_every_destination_is_checked_before_the_first_test_file() {
         if let Some(s) = summary {
             cmd.env("GITHUB_STEP_SUMMARY", s);
         }
-        let _load = common::disk_load();
         let ran = run_limited(cmd, LIMIT);
         assert_eq!(ran.code, Some(2), "{extra:?}: {}", ran.context());
         assert!(ran.stderr.contains(option), "{extra:?}: {}", ran.stderr);
@@ -872,7 +884,6 @@ fn class5_every_destination_is_checked_before_the_first_test_file() {
     .unwrap();
     for (args, option) in others {
         let before = tree(root, &[]);
-        let _load = common::disk_load();
         let ran = run_limited(cmd_in(root, args), LIMIT);
         assert_eq!(ran.code, Some(2), "{args:?}: {}", ran.context());
         assert!(ran.stderr.contains(option), "{args:?}: {}", ran.stderr);
@@ -892,6 +903,8 @@ fn import_err(dir: &Path, name: &str, text: &str) -> Ran {
 
 #[test]
 fn class6_bad_input_is_refused_at_the_boundary_naming_file_line_and_field() {
+    // Writes records with fsync: a disk-loading test (see common::disk_quiet).
+    let _disk = common::disk_load();
     let sb = sandbox();
     let dir = sb.path();
     let header = "date,label,seq-read_mib_s\n";
@@ -1160,6 +1173,8 @@ impl Mutator {
 
 #[test]
 fn class6_readers_never_panic_or_hang_on_thousands_of_mutated_inputs() {
+    // Writes records with fsync: a disk-loading test (see common::disk_quiet).
+    let _disk = common::disk_load();
     let record = serde_json::to_string_pretty(&some_records()[0]).unwrap();
     let csv = std::fs::read_to_string(
         common::repo_root().join("fixtures/published/ec2-storage-2026-09-30_10-01.csv"),
@@ -1232,6 +1247,8 @@ fn class6_readers_never_panic_or_hang_on_thousands_of_mutated_inputs() {
 
 #[test]
 fn class7_importing_the_same_figures_again_adds_nothing_whatever_the_path() {
+    // Writes records with fsync: a disk-loading test (see common::disk_quiet).
+    let _disk = common::disk_load();
     let sb = sandbox();
     let root = sb.path();
     std::fs::create_dir(root.join("sub")).unwrap();
@@ -1274,6 +1291,8 @@ fn class7_importing_the_same_figures_again_adds_nothing_whatever_the_path() {
 
 #[test]
 fn class8_options_name_their_range_and_a_closed_stdout_is_quiet() {
+    // Writes records with fsync: a disk-loading test (see common::disk_quiet).
+    let _disk = common::disk_load();
     let sb = sandbox();
     for (value, option) in [
         ("-1", "--runtime"),
@@ -1337,6 +1356,8 @@ fn class8_options_name_their_range_and_a_closed_stdout_is_quiet() {
 
 #[test]
 fn class8_a_scratch_folder_left_by_a_killed_run_is_reported() {
+    // Writes records with fsync: a disk-loading test (see common::disk_quiet).
+    let _disk = common::disk_load();
     let sb = sandbox();
     let dir = sb.path();
     // A pid that no longer runs: a child that has exited and been waited for.
@@ -1351,7 +1372,6 @@ fn class8_a_scratch_folder_left_by_a_killed_run_is_reported() {
     let live = dir.join(".diskbench-00112233aabbccee");
     std::fs::create_dir(&live).unwrap();
     std::fs::write(live.join("owner.pid"), format!("{}\n", std::process::id())).unwrap();
-    let _load = common::disk_load();
     let ran = run_limited(
         cmd_in(
             dir,
@@ -1397,6 +1417,8 @@ fn class8_a_scratch_folder_left_by_a_killed_run_is_reported() {
 
 #[test]
 fn class8_ramfs_is_measured() {
+    // Writes records with fsync: a disk-loading test (see common::disk_quiet).
+    let _disk = common::disk_load();
     let sb = sandbox();
     let mnt = sb.path().join("ramfs");
     std::fs::create_dir(&mnt).unwrap();
