@@ -621,6 +621,7 @@ pub fn what_if_lines(s: &StepResult) -> String {
 }
 
 pub fn print(text: &str, to_stderr: bool) {
+    let text = &terminal_safe(text);
     if to_stderr {
         let _ = std::io::stderr().write_all(text.as_bytes());
     } else {
@@ -628,9 +629,39 @@ pub fn print(text: &str, to_stderr: bool) {
     }
 }
 
+/// Text from data (labels, CPU models, device names) made safe for a terminal: control
+/// characters other than newline and tab are shown as `\u{1b}`-style escapes, so a label
+/// cannot move the cursor, recolour the screen or set the window title.
+pub fn terminal_safe(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for ch in text.chars() {
+        if ch.is_control() && ch != '\n' && ch != '\t' {
+            out.extend(ch.escape_unicode());
+        } else {
+            out.push(ch);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn control_characters_never_reach_the_terminal() {
+        for bad in [
+            "\u{1b}[31mred",
+            "a\rb",
+            "\u{9b}2J",
+            "\u{7}bell",
+            "x\u{1b}]0;title\u{7}",
+        ] {
+            let safe = terminal_safe(bad);
+            assert!(!safe.chars().any(|c| c.is_control()), "{safe:?}");
+        }
+        assert_eq!(terminal_safe("a\tb\nc µs"), "a\tb\nc µs");
+    }
 
     #[test]
     fn latencies_read_well() {

@@ -35,3 +35,13 @@ pub fn requested() -> bool {
 pub fn request() {
     REQUESTED.store(true, Ordering::SeqCst);
 }
+
+/// The one interrupt check every long loop makes: `Err(interrupted)` once Ctrl-C or SIGTERM
+/// has arrived. Cheap (one relaxed load): call it per file, per record, per page.
+pub fn check() -> anyhow::Result<()> {
+    if requested() {
+        Err(crate::error::interrupted())
+    } else {
+        Ok(())
+    }
+}

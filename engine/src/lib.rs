@@ -32,12 +32,14 @@
 pub mod cancel;
 pub mod cgroup;
 pub mod error;
+pub mod input;
 #[cfg(feature = "measure")]
 pub mod job;
 #[cfg(feature = "measure")]
 pub mod machine;
 pub mod record;
 pub mod results;
+pub mod safe_name;
 #[cfg(feature = "measure")]
 pub mod steps;
 pub mod time;

@@ -46,10 +46,18 @@ pub fn slug(label: &str) -> String {
 }
 
 /// `<UTC date>-<label slug>-<short id>.json`, as the contract fixes it.
+/// Every part comes from the record, so each goes through [`crate::safe_name::component`]: a
+/// `started_at` of `../../x` gives `0000-00-00`, never a path.
 pub fn file_name(record: &Record) -> String {
-    let date = record.started_at.get(..10).unwrap_or("0000-00-00");
+    use crate::safe_name::component;
+    let date = match crate::time::parse_utc_secs(&record.started_at) {
+        Some(_) => component(&record.started_at[..10], "0000-00-00"),
+        None => "0000-00-00".to_string(),
+    };
     let short: String = slug(&record.id).chars().take(8).collect();
-    format!("{date}-{}-{short}.json", slug(&record.runner.label))
+    let short = component(&short, "0");
+    let label = component(&slug(&record.runner.label), "runner");
+    format!("{date}-{label}-{short}.json")
 }
 
 /// Write `record` into `dir` atomically under its contract file name; never replaces a file.
@@ -73,6 +81,15 @@ pub fn write_new_file(dir: &Path, target: &Path, bytes: &[u8]) -> Result<()> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
+    // The name must be one plain component directly in `dir`: a name built from data never
+    // lands anywhere else, whatever went wrong in building it.
+    if target.parent() != Some(dir) || crate::safe_name::inside(dir, &name).is_err() {
+        return Err(crate::error::usage(format!(
+            "refusing to write {}: not a plain file name directly in {}",
+            target.display(),
+            dir.display()
+        )));
+    }
     let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     let result = (|| -> Result<()> {
         let mut f = OpenOptions::new()
@@ -83,6 +100,9 @@ pub fn write_new_file(dir: &Path, target: &Path, bytes: &[u8]) -> Result<()> {
         f.write_all(bytes)
             .and_then(|_| f.sync_all())
             .with_context(|| format!("cannot write {}", tmp.display()))?;
+        // The last moment a Ctrl-C can still mean "no record": check it here, for every
+        // command that writes records.
+        crate::cancel::check()?;
         fs::hard_link(&tmp, target).with_context(|| {
             format!(
                 "cannot add {} (records are never overwritten; is this record already there?)",
@@ -108,6 +128,42 @@ mod tests {
         assert_eq!(slug("../../etc/passwd"), "etc-passwd");
         assert_eq!(slug("<script>alert(1)</script>"), "script-alert-1-script");
         assert_eq!(slug("///"), "runner");
+    }
+
+    #[test]
+    fn file_names_from_hostile_records_stay_plain() {
+        let mut r = Record {
+            schema: crate::record::SCHEMA.into(),
+            id: "../../x".into(),
+            source: "measured".into(),
+            source_file: None,
+            started_at: String::new(),
+            finished_at: String::new(),
+            tool: Default::default(),
+            runner: crate::record::Runner {
+                label: "../..".into(),
+                ..Default::default()
+            },
+            storage: Default::default(),
+            settings: Default::default(),
+            tests: Vec::new(),
+            steps: Vec::new(),
+            cpu_reference: None,
+            notes: Vec::new(),
+        };
+        for started in [
+            "../../../x",
+            "2026-02-31T00:00:00Z",
+            "/etc/passwd",
+            "2026-01-01<x>",
+        ] {
+            r.started_at = started.into();
+            let name = file_name(&r);
+            assert!(name.starts_with("0000-00-00-"), "{name}");
+            assert!(!name.contains('/') && !name.starts_with('.'), "{name}");
+        }
+        r.started_at = "2026-11-30T10:00:00Z".into();
+        assert!(file_name(&r).starts_with("2026-11-30-"));
     }
 
     #[test]

@@ -73,7 +73,8 @@ pub fn run_job(spec: &JobSpec, progress: &mut ProgressFn<'_>) -> Result<TestResu
     testfile::check_free_space(&files, "--size")?;
     let mut created = CreatedFiles::default();
     for (path, _) in &files {
-        if !path.exists() {
+        // symlink_metadata: a dangling symlink exists too, and is not ours to remove.
+        if std::fs::symlink_metadata(path).is_err() {
             created.push(path.clone());
         }
     }

@@ -34,10 +34,18 @@ impl ScratchDir {
         let path = parent.join(format!(".diskbench-{}", crate::results::new_id()));
         fs::create_dir(&path)
             .with_context(|| format!("cannot create the test folder {}", path.display()))?;
-        Ok(ScratchDir {
+        let dir = ScratchDir {
             path,
             removed: false,
-        })
+        };
+        // Who owns the folder, so a later run can tell a folder left by a killed run from one
+        // in use by a run going on now.
+        fs::write(
+            dir.path.join(OWNER_FILE),
+            format!("{}\n", std::process::id()),
+        )
+        .with_context(|| format!("cannot write in the test folder {}", dir.path.display()))?;
+        Ok(dir)
     }
 
     pub fn path(&self) -> &Path {
@@ -55,6 +63,70 @@ impl ScratchDir {
             other => other,
         }
     }
+}
+
+/// The file in a scratch folder naming the process that made it.
+pub const OWNER_FILE: &str = "owner.pid";
+
+/// A `.diskbench-<id>/` folder left behind by a run that was killed (SIGKILL, power loss).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StaleScratch {
+    pub path: PathBuf,
+    /// Bytes its files take on disk.
+    pub bytes: u64,
+    /// Why it is taken as stale: "pid 123 no longer runs" or "no owner recorded".
+    pub why: String,
+}
+
+/// Scratch folders in `parent` that no running process owns. Read only: removing them is the
+/// user's call (the warning says how), since a folder with no owner file may be from an older
+/// version still running.
+pub fn stale_scratch_dirs(parent: &Path) -> Vec<StaleScratch> {
+    let Ok(entries) = fs::read_dir(parent) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        let Some(id) = name.strip_prefix(".diskbench-") else {
+            continue;
+        };
+        if !id.chars().all(|c| c.is_ascii_hexdigit()) || !e.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        let path = e.path();
+        let owner = crate::input::read_limited(&path.join(OWNER_FILE), 64)
+            .ok()
+            .and_then(|b| String::from_utf8(b).ok())
+            .and_then(|t| t.trim().parse::<i32>().ok())
+            .filter(|pid| *pid > 0);
+        let why = match owner {
+            Some(pid) => {
+                // SAFETY: kill with signal 0 only checks whether the process exists (EPERM:
+                // it does, under another user).
+                let alive = unsafe { libc::kill(pid, 0) } == 0
+                    || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+                if alive {
+                    continue;
+                }
+                format!("pid {pid} no longer runs")
+            }
+            None => "no owner recorded".to_string(),
+        };
+        let bytes = fs::read_dir(&path)
+            .map(|files| {
+                files
+                    .flatten()
+                    .filter_map(|f| f.metadata().ok())
+                    .map(|m| m.blocks() * 512)
+                    .sum()
+            })
+            .unwrap_or(0);
+        out.push(StaleScratch { path, bytes, why });
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    out
 }
 
 impl Drop for ScratchDir {
@@ -174,7 +246,36 @@ pub struct OpenedFile {
 /// Open (creating if needed) a test file for reading and writing, with O_DIRECT when asked
 /// for; where the filesystem refuses O_DIRECT (EINVAL), buffered I/O with a note.
 pub fn open_test_file(path: &Path, direct: bool, sync: SyncMode) -> Result<OpenedFile> {
-    let mut flags = 0;
+    let opened = open_test_file_unchecked(path, direct, sync)?;
+    require_regular(&opened.file, path)?;
+    Ok(opened)
+}
+
+/// Every test file is opened with O_NOFOLLOW and its descriptor checked: whatever a name in
+/// the test folder points at (a symlink to a device or to someone's file, a device node, a
+/// FIFO), the tool writes test data only into a regular file, and never through a symlink it
+/// did not create. The check is on the opened descriptor, so a swap between a check of the
+/// name and the open cannot get past it.
+fn require_regular(file: &fs::File, path: &Path) -> Result<()> {
+    let ft = file
+        .metadata()
+        .with_context(|| format!("cannot stat the test file {}", path.display()))?
+        .file_type();
+    if !ft.is_file() {
+        return Err(crate::error::usage(format!(
+            "{}: not a regular file; test data is only written into regular files (remove it or \
+             choose another name or folder)",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+fn open_test_file_unchecked(path: &Path, direct: bool, sync: SyncMode) -> Result<OpenedFile> {
+    // O_NOFOLLOW: a symlink in the test folder is refused (ELOOP), not written through.
+    // No O_NONBLOCK: io_uring would then return EAGAIN instead of waiting; opening a FIFO
+    // read-write does not block on Linux, and the descriptor check refuses it.
+    let mut flags = libc::O_NOFOLLOW;
     match sync {
         SyncMode::OSync => flags |= libc::O_SYNC,
         SyncMode::ODsync => flags |= libc::O_DSYNC,
@@ -206,8 +307,7 @@ pub fn open_test_file(path: &Path, direct: bool, sync: SyncMode) -> Result<Opene
                 });
             }
             Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
-                let file = open(0)
-                    .with_context(|| format!("cannot open the test file {}", path.display()))?;
+                let file = open(0).map_err(|e| symlink_refused(path, e))?;
                 return Ok(OpenedFile {
                     file,
                     path: path.to_path_buf(),
@@ -219,19 +319,29 @@ pub fn open_test_file(path: &Path, direct: bool, sync: SyncMode) -> Result<Opene
                     )),
                 });
             }
-            Err(e) => {
-                return Err(e)
-                    .with_context(|| format!("cannot open the test file {}", path.display()));
-            }
+            Err(e) => return Err(symlink_refused(path, e)),
         }
     }
-    let file = open(0).with_context(|| format!("cannot open the test file {}", path.display()))?;
+    let file = open(0).map_err(|e| symlink_refused(path, e))?;
     Ok(OpenedFile {
         file,
         path: path.to_path_buf(),
         direct: false,
         note: None,
     })
+}
+
+/// The open error, with ELOOP (O_NOFOLLOW met a symlink) said plainly and as a usage error.
+fn symlink_refused(path: &Path, e: io::Error) -> anyhow::Error {
+    if e.raw_os_error() == Some(libc::ELOOP) {
+        crate::error::usage(format!(
+            "{}: a symlink; test data is never written through a symlink (remove it or give \
+             the real file)",
+            path.display()
+        ))
+    } else {
+        anyhow::Error::new(e).context(format!("cannot open the test file {}", path.display()))
+    }
 }
 
 /// A heap buffer aligned for O_DIRECT, filled with incompressible bytes.
@@ -306,6 +416,11 @@ pub fn free_bytes(path: &Path) -> Option<u64> {
     let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
     // SAFETY: `c` is NUL-terminated, `s` is writable and ours.
     if unsafe { libc::statvfs(c.as_ptr(), &mut s) } != 0 {
+        return None;
+    }
+    // ramfs reports no blocks at all (total 0, free 0): it has no size, so free space is
+    // unknown there, not zero.
+    if s.f_blocks == 0 {
         return None;
     }
     Some(s.f_bavail as u64 * s.f_frsize as u64)

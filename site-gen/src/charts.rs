@@ -60,6 +60,19 @@ const AXIS_GREY: RGBColor = RGBColor(128, 128, 128);
 
 /// Latency CDFs on a log axis, one line per column.
 pub fn cdf_svg(series: &[(ColumnId, Vec<(f64, f64)>)]) -> Result<String> {
+    let series: Vec<(ColumnId, Vec<(f64, f64)>)> = series
+        .iter()
+        .map(|(c, p)| {
+            // Only latency (x) is on a log axis; the percent (y) may be 0.
+            let pts = p
+                .iter()
+                .copied()
+                .filter(|&(x, y)| plottable(&[(x, 1.0)]).1 == 0 && y.is_finite())
+                .collect();
+            (*c, pts)
+        })
+        .collect();
+    let series = series.as_slice();
     let lo = series
         .iter()
         .flat_map(|(_, p)| p.iter().map(|x| x.0))
@@ -110,6 +123,8 @@ pub fn cdf_svg(series: &[(ColumnId, Vec<(f64, f64)>)]) -> Result<String> {
 
 /// A scatter of runners: a column's figure (x, log) against a step's wall time (y, log).
 pub fn scatter_svg(c: ColumnId, points: &[(f64, f64)], x_unit: &str) -> Result<String> {
+    let (points, left_out) = plottable(points);
+    let points = points.as_slice();
     if points.is_empty() {
         return Err(anyhow!("no points"));
     }
@@ -173,7 +188,36 @@ pub fn scatter_svg(c: ColumnId, points: &[(f64, f64)], x_unit: &str) -> Result<S
         }
         root.present().map_err(err)?;
     }
+    if left_out > 0 {
+        // Say so on the chart itself: a reader must not take a missing runner for no data.
+        let note = format!(
+            "<text x=\"8\" y=\"14\" font-size=\"11\" fill=\"#808080\">{left_out} point(s) outside {PLOT_MIN:e}..{PLOT_MAX:e} left out</text></svg>"
+        );
+        if let Some(end) = svg.rfind("</svg>") {
+            svg.replace_range(end.., &note);
+        }
+    }
     Ok(responsive(svg, &format!("{} against step time", c.title())))
+}
+
+/// The smallest and largest figure a chart axis takes. Records are checked for negative and
+/// non-finite figures when loaded, but a finite figure can still be absurd (1e308, 5e-324):
+/// plotters' log axis then walks hundreds of decades (or never ends), so every chart gets only
+/// points inside this range and says how many it left out.
+pub const PLOT_MIN: f64 = 1e-6;
+pub const PLOT_MAX: f64 = 1e12;
+
+/// The points with both coordinates finite and inside [`PLOT_MIN`]..=[`PLOT_MAX`], and how
+/// many were left out.
+pub fn plottable(points: &[(f64, f64)]) -> (Vec<(f64, f64)>, usize) {
+    let ok = |v: f64| v.is_finite() && (PLOT_MIN..=PLOT_MAX).contains(&v);
+    let kept: Vec<(f64, f64)> = points
+        .iter()
+        .copied()
+        .filter(|&(x, y)| ok(x) && ok(y))
+        .collect();
+    let left_out = points.len() - kept.len();
+    (kept, left_out)
 }
 
 /// Axis labels: "10 µs", "1 ms", "100 ns" (no trailing zeros).
@@ -194,14 +238,16 @@ fn axis_ns(ns: f64) -> String {
 
 /// A log range a little wider than [lo, hi], so points do not sit on the frame.
 fn tight_log_range(lo: f64, hi: f64) -> (f64, f64) {
-    let lo = lo.max(1e-9);
+    let lo = lo.clamp(PLOT_MIN, PLOT_MAX);
+    let hi = hi.clamp(lo, PLOT_MAX);
     let hi = hi.max(lo * 1.5);
     (lo / 1.3, hi * 1.3)
 }
 
 /// A log range padded to whole-ish decades around [lo, hi].
 fn nice_log_range(lo: f64, hi: f64) -> (f64, f64) {
-    let lo = lo.max(1e-9);
+    let lo = lo.clamp(PLOT_MIN, PLOT_MAX);
+    let hi = hi.clamp(lo, PLOT_MAX);
     let hi = hi.max(lo * 1.01);
     let l = 10f64.powf((lo.log10() - 0.05).floor().min(lo.log10() - 0.1));
     let h = 10f64.powf(hi.log10() + 0.1);
@@ -263,5 +309,36 @@ mod tests {
         assert!(svg.contains("viewBox"));
         assert!(!svg[..svg.find('>').unwrap()].contains(" width=\""));
         assert!(decode_hist("not base64!", &mut Deserializer::new()).is_none());
+    }
+
+    #[test]
+    fn absurd_figures_are_left_out_not_drawn() {
+        // The pair that sent the log-scale scatter into an endless loop, and its cousins.
+        for pts in [
+            vec![(1e308, 10.0), (5e-324, 12.0)],
+            vec![(1e308, 10.0), (5e-324, 12.0), (300.0, 11.0), (3000.0, 14.0)],
+            vec![
+                (f64::MAX, f64::MAX),
+                (f64::MIN_POSITIVE, 1.0),
+                (100.0, 1e300),
+            ],
+            vec![
+                (0.0, 0.0),
+                (-1.0, 5.0),
+                (f64::NAN, 1.0),
+                (f64::INFINITY, 1.0),
+            ],
+        ] {
+            let (kept, left_out) = plottable(&pts);
+            assert_eq!(kept.len() + left_out, pts.len());
+            match scatter_svg(ColumnId::SeqRead, &pts, "MiB/s") {
+                Ok(svg) => {
+                    assert!(!kept.is_empty());
+                    assert!(svg.contains("left out"), "{left_out} left out must be said");
+                }
+                Err(_) => assert!(kept.is_empty()),
+            }
+        }
+        assert!(cdf_svg(&[(ColumnId::Qd1Read, vec![(1e308, 50.0), (5e-324, 99.0)])]).is_err());
     }
 }

@@ -34,8 +34,9 @@ pub fn pages(dir: Option<&Path>) -> Result<Vec<Page>> {
         for e in rd.filter_map(|e| e.ok()) {
             let p = e.path();
             if p.extension().is_some_and(|x| x == "md") {
-                let text = std::fs::read_to_string(&p)
-                    .with_context(|| format!("cannot read {}", p.display()))?;
+                let text = engine::input::read_text(&p).map_err(|e| {
+                    engine::error::usage(format!("--content: {}: {e}", p.display()))
+                })?;
                 let stem = p
                     .file_stem()
                     .unwrap_or_default()

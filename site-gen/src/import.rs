@@ -1,8 +1,9 @@
 //! `cargo diskbench import`: fio JSON output and CSVs of published figures become records.
 //!
 //! Every file is read and checked before anything is written, so a bad file leaves the results
-//! folder as it was. Record ids are derived from the file name and content: importing the same
-//! file twice finds the records already there instead of duplicating them.
+//! folder as it was. Record ids are derived from the content alone (a CSV row, fio's JSON),
+//! never the path: importing the same figures again, by another path or from a copy, finds the
+//! records already there (by id) instead of duplicating them.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -42,14 +43,18 @@ pub fn import_files_with(
     // Parse everything first: one bad file and nothing is written.
     let mut parsed = Vec::new();
     for f in files {
+        engine::cancel::check()?;
         parsed.push(parse_file(f, opts)?);
     }
+    // Ids come from the content alone, so the same figures imported again (by another path, or
+    // a copy of the file) are found by id, not by file name.
+    let mut present = existing_ids(results)?;
     let mut written = Vec::new();
     for imp in parsed {
         for rec in imp.records {
-            let name = engine::results::file_name(&rec);
-            if results.join(&name).exists() {
-                continue; // already imported (ids come from the content)
+            engine::cancel::check()?;
+            if !present.insert(rec.id.clone()) {
+                continue; // already imported
             }
             written.push(engine::results::write_record(results, &rec)?);
         }
@@ -57,10 +62,37 @@ pub fn import_files_with(
     Ok(written)
 }
 
+/// The ids of the records already in `results` (none if the folder does not exist yet).
+fn existing_ids(results: &Path) -> Result<std::collections::HashSet<String>> {
+    let mut ids = std::collections::HashSet::new();
+    if !results.exists() {
+        return Ok(ids);
+    }
+    if !results.is_dir() {
+        return Err(engine::error::usage(format!(
+            "--results {}: not a folder; give the results folder",
+            results.display()
+        )));
+    }
+    #[derive(serde::Deserialize)]
+    struct IdOnly {
+        id: String,
+    }
+    for path in crate::load::json_files(results)? {
+        engine::cancel::check()?;
+        if let Ok(bytes) = engine::input::read(&path)
+            && let Ok(r) = serde_json::from_slice::<IdOnly>(&bytes)
+        {
+            ids.insert(r.id);
+        }
+    }
+    Ok(ids)
+}
+
 /// Read one file and turn it into records, by content: JSON for fio, otherwise CSV.
 pub fn parse_file(path: &Path, opts: &ImportOptions) -> Result<Imported> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| engine::error::usage(format!("{}: cannot read: {e}", path.display())))?;
+    let text = engine::input::read_text(path)
+        .map_err(|e| engine::error::usage(format!("{}: {e}", path.display())))?;
     let shown = path.display().to_string();
     // The record names the file, not the path typed at import (`../x/fio.json` means nothing
     // on the page or on another machine); messages here keep the typed path.
@@ -82,8 +114,13 @@ pub fn parse_file(path: &Path, opts: &ImportOptions) -> Result<Imported> {
         crate::published_timings::build_timing_records(&text, &shown)
             .map_err(|e| engine::error::usage(format!("{shown}: {e}")))?
     } else {
-        csv_records(&text, &source_name)
-            .map_err(|e| engine::error::usage(format!("{shown}: {e}")))?
+        csv_records(&text, &source_name).map_err(|e| {
+            if engine::cancel::requested() {
+                engine::error::interrupted()
+            } else {
+                engine::error::usage(format!("{shown}: {e}"))
+            }
+        })?
     };
     Ok(Imported {
         file: path.to_path_buf(),
@@ -227,6 +264,9 @@ pub fn csv_records(text: &str, source_file: &str) -> std::result::Result<Vec<Rec
     }
     let mut records = Vec::new();
     for (lineno, line) in lines {
+        if engine::cancel::requested() {
+            return Err("interrupted".into()); // parse_file turns this into exit 130
+        }
         let lineno = lineno + 1;
         let cells = split_csv_line(line);
         if cells.len() != header.len() {
@@ -256,10 +296,18 @@ pub fn csv_records(text: &str, source_file: &str) -> std::result::Result<Vec<Rec
             }
         };
         let date = get("date").ok_or_else(|| format!("line {lineno}: empty date"))?;
-        if crate::model::epoch_day(date).is_none() {
-            return Err(format!(
-                "line {lineno}, column date: {date:?} is not a YYYY-MM-DD date"
-            ));
+        match engine::time::parse_utc_secs(date) {
+            None => {
+                return Err(format!(
+                    "line {lineno}, column date: {date:?} is not a real YYYY-MM-DD date"
+                ));
+            }
+            Some(t) if t > engine::time::latest_plausible_secs() => {
+                return Err(format!(
+                    "line {lineno}, column date: {date:?} is in the future"
+                ));
+            }
+            Some(_) => {}
         }
         let label = get("label").ok_or_else(|| format!("line {lineno}: empty label"))?;
         let runner = Runner {
@@ -281,7 +329,8 @@ pub fn csv_records(text: &str, source_file: &str) -> std::result::Result<Vec<Rec
         } else {
             date.to_string()
         };
-        let id = stable_id(&[source_file, line]);
+        // From the row alone: the same row imported from another path or a copy is the same record.
+        let id = stable_id(&[line.trim()]);
         let mut rec = empty_record("imported:csv", source_file, id, started_at, runner);
         rec.storage.class = get("storage_class").map(csv_class).unwrap_or_default();
         rec.storage.fstype = get("workspace_fstype").unwrap_or("").into();
@@ -352,6 +401,7 @@ pub fn csv_records(text: &str, source_file: &str) -> std::result::Result<Vec<Rec
         rec.cpu_reference = published_cpu(&num, &get, rec.runner.vcpus, lineno)?;
         rec.notes
             .push(format!("imported from {source_file}, line {lineno}"));
+        crate::load::check_record(&rec).map_err(|e| format!("line {lineno}: {e}"))?;
         records.push(rec);
     }
     if records.is_empty() {
@@ -546,7 +596,16 @@ pub fn fio_record(
         .and_then(|j| j.as_array())
         .ok_or("no \"jobs\" array: not fio JSON output")?;
     let global = v.get("global options").cloned().unwrap_or(Value::Null);
-    let ts = v.get("timestamp").and_then(|t| t.as_u64()).unwrap_or(0);
+    let ts = match v.get("timestamp").map(|t| t.as_u64()) {
+        Some(Some(t)) if (t as i128) <= engine::time::latest_plausible_secs() as i128 => t,
+        Some(_) => {
+            let shown: String = v["timestamp"].to_string().chars().take(30).collect();
+            return Err(format!(
+                "field timestamp: {shown} is not a time fio could have run at"
+            ));
+        }
+        None => return Err("field timestamp: missing; not fio JSON output".into()),
+    };
     let started_at =
         engine::time::rfc3339(std::time::UNIX_EPOCH + std::time::Duration::from_secs(ts));
     let runner = Runner {
@@ -557,7 +616,9 @@ pub fn fio_record(
         )],
         ..Runner::default()
     };
-    let id = stable_id(&[source_file, &started_at, &text[start..]]);
+    // From the JSON alone (not the file name, nor messages fio printed before it).
+    let json_len = stream.byte_offset();
+    let id = stable_id(&[&text[start..start + json_len]]);
     let mut rec = empty_record("imported:fio", source_file, id, started_at, runner);
     rec.storage.class_evidence = vec!["fio output does not describe the storage".into()];
     rec.storage.path = global
@@ -580,12 +641,8 @@ pub fn fio_record(
         let bs = opt(job, &global, "bs")
             .and_then(parse_fio_size)
             .unwrap_or(4096);
-        let iodepth: u32 = opt(job, &global, "iodepth")
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(1);
-        let numjobs: u32 = opt(job, &global, "numjobs")
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(1);
+        let iodepth: u32 = count_option(job, &global, "iodepth", &name)?;
+        let numjobs: u32 = count_option(job, &global, "numjobs", &name)?;
         let fdatasync: u64 = opt(job, &global, "fdatasync")
             .and_then(|s| s.parse().ok())
             .unwrap_or(0);
@@ -602,7 +659,9 @@ pub fn fio_record(
             .and_then(|e| e.as_i64())
             .filter(|e| *e != 0)
         {
-            notes.push(format!("fio reported error {e} for this job"));
+            return Err(format!(
+                "job {name:?}, field error: fio reported error {e}; its figures are not a measurement"
+            ));
         }
         let read = fio_direction(job.get("read"), &mut notes, "read");
         let write = fio_direction(job.get("write"), &mut notes, "write");
@@ -723,7 +782,29 @@ pub fn fio_record(
     rec.settings.size = rec.tests.iter().map(|t| t.job.size).max().unwrap_or(0);
     rec.notes
         .push(format!("imported from {source_file} ({version})"));
+    crate::load::check_record(&rec)?;
     Ok(rec)
+}
+
+/// A fio count option (`iodepth`, `numjobs`): absent is 1; present must be 1 to 65536.
+fn count_option(
+    job: &Value,
+    global: &Value,
+    key: &str,
+    job_name: &str,
+) -> std::result::Result<u32, String> {
+    match opt(job, global, key) {
+        None => Ok(1),
+        Some(s) => s
+            .trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|n| (1..=65_536).contains(n))
+            .ok_or_else(|| {
+                let shown: String = s.chars().take(30).collect();
+                format!("job {job_name:?}, field {key}: {shown:?} is not a count from 1 to 65536")
+            }),
+    }
 }
 
 #[cfg(test)]

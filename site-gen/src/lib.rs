@@ -1,13 +1,14 @@
 //! The rendering half of cargo-diskbench: loads records from a results folder and writes a
 //! static report site. Nothing here measures.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 pub mod import;
 pub mod merge;
 pub mod published_timings;
+pub mod site_folder;
 pub mod summary;
 // SITE-MODULES (the site's modules are declared below this line)
 pub mod charts;
@@ -51,9 +52,6 @@ pub struct SiteReport {
     pub pages: usize,
 }
 
-/// A file written into an output folder that is a diskbench site, so a rebuild may clear it.
-const MARKER: &str = ".diskbench-site";
-
 /// Build the site: load, aggregate, analyse, render. The results folder is only read.
 pub fn build_site(opts: &SiteOptions) -> Result<SiteReport> {
     let timing = std::env::var_os("DISKBENCH_SITE_TIMING").is_some();
@@ -81,7 +79,8 @@ pub fn build_site(opts: &SiteOptions) -> Result<SiteReport> {
     // Everything that can fail on bad input is checked before the output folder is touched.
     let theme = theme::load(opts.theme.as_deref())?;
     let pages = content::pages(opts.content.as_deref())?;
-    prepare_out(&opts.out, &opts.results)?;
+    engine::cancel::check()?;
+    let folder = site_folder::SiteFolder::prepare(&opts.out, &opts.results)?;
     let records = loaded.records.len();
     let ds = model::Dataset::build(loaded.records, opts.window_days);
     let findings = findings::findings(&ds);
@@ -91,7 +90,7 @@ pub fn build_site(opts: &SiteOptions) -> Result<SiteReport> {
     let site = render::Site {
         ds: &ds,
         theme: &theme,
-        out: &opts.out,
+        out: &folder.staging,
         pages: &pages,
         findings: &findings,
         steps: &steps,
@@ -99,21 +98,24 @@ pub fn build_site(opts: &SiteOptions) -> Result<SiteReport> {
         scales,
     };
     lap("analysed");
+    engine::cancel::check()?;
     let mut written = 0;
     site.index()?;
     written += 1;
     for c in engine::record::ColumnId::ALL {
+        engine::cancel::check()?;
         site.column_page(c)?;
         written += 1;
     }
     site.steps_page()?;
     written += 1;
     render::write_file(
-        &opts.out,
+        &folder.staging,
         "data/steps.json",
         serde_json::to_string_pretty(&correlation::export::steps_json(&steps))?.as_bytes(),
     )?;
     for p in &pages {
+        engine::cancel::check()?;
         site.content_page(p)?;
         written += 1;
     }
@@ -125,14 +127,10 @@ pub fn build_site(opts: &SiteOptions) -> Result<SiteReport> {
     written += render_runner_pages(&site)?;
     lap("runner pages");
     for (name, bytes) in &theme.assets {
-        render::write_file(&opts.out, &format!("assets/{name}"), bytes)?;
+        render::write_file(&folder.staging, &format!("assets/{name}"), bytes)?;
     }
-    render::write_file(&opts.out, ".nojekyll", b"")?;
-    render::write_file(
-        &opts.out,
-        MARKER,
-        b"written by cargo diskbench site; the folder is cleared on the next build\n",
-    )?;
+    render::write_file(&folder.staging, ".nojekyll", b"")?;
+    folder.commit()?;
     Ok(SiteReport {
         records,
         skipped: loaded.skipped,
@@ -155,6 +153,7 @@ fn render_runner_pages(site: &render::Site) -> Result<usize> {
                 scope.spawn(move || -> Result<usize> {
                     let mut scratch = hist::Scratch::default();
                     for r in part {
+                        engine::cancel::check()?;
                         site.runner_page(r, &mut scratch)?;
                     }
                     Ok(part.len())
@@ -169,41 +168,4 @@ fn render_runner_pages(site: &render::Site) -> Result<usize> {
         }
         Ok(n)
     })
-}
-
-/// Make `out` ready: refuse a folder inside the results (the results are never modified) or a
-/// non-empty folder that is not an earlier site; clear an earlier site's files.
-fn prepare_out(out: &Path, results: &Path) -> Result<()> {
-    let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
-    let (out_abs, res_abs) = (abs(out), abs(results));
-    let res_real = results.canonicalize().unwrap_or(res_abs.clone());
-    if out_abs.starts_with(&res_abs) || out_abs.starts_with(&res_real) {
-        return Err(engine::error::usage(format!(
-            "--out {}: inside the results folder {}; the results are never modified, choose another folder",
-            out.display(),
-            results.display()
-        )));
-    }
-    if out.exists() {
-        if !out.is_dir() {
-            return Err(engine::error::usage(format!(
-                "--out {}: exists and is not a folder",
-                out.display()
-            )));
-        }
-        let mut entries =
-            std::fs::read_dir(out).with_context(|| format!("cannot read {}", out.display()))?;
-        let empty = entries.next().is_none();
-        if !empty {
-            if !out.join(MARKER).exists() {
-                return Err(engine::error::usage(format!(
-                    "--out {}: a non-empty folder that is not a diskbench site; give an empty or new folder",
-                    out.display()
-                )));
-            }
-            std::fs::remove_dir_all(out)
-                .with_context(|| format!("cannot clear the earlier site in {}", out.display()))?;
-        }
-    }
-    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))
 }

@@ -30,6 +30,7 @@ pub fn json_files(dir: &Path) -> Result<Vec<PathBuf>> {
         let entries =
             fs::read_dir(&d).with_context(|| format!("cannot read the folder {}", d.display()))?;
         for entry in entries {
+            engine::cancel::check()?;
             let entry = entry.with_context(|| format!("cannot read the folder {}", d.display()))?;
             let name = entry.file_name();
             if name.to_string_lossy().starts_with('.') {
@@ -82,8 +83,68 @@ fn unknown_schema(schema: &str) -> String {
 }
 
 fn load_one(path: &Path) -> std::result::Result<Record, String> {
-    let text = fs::read_to_string(path).map_err(|e| format!("cannot read: {e}"))?;
-    parse_record(&text)
+    let text = engine::input::read_text(path).map_err(|e| e.to_string())?;
+    let record = parse_record(&text)?;
+    check_record(&record)?;
+    Ok(record)
+}
+
+/// What serde cannot check: a real start time that is not in the future, and figures that are
+/// finite and not negative. A record failing this is left out with the field named, so one
+/// hostile or broken file cannot hide real runners (a date of 9999-12-31 would make every
+/// other run fall out of `--window-days`) or bend a chart.
+pub fn check_record(r: &Record) -> std::result::Result<(), String> {
+    let Some(started) = engine::time::parse_utc_secs(&r.started_at) else {
+        let shown: String = r.started_at.chars().take(40).collect();
+        return Err(format!(
+            "field started_at: {shown:?} is not an RFC 3339 UTC time (YYYY-MM-DDTHH:MM:SSZ)"
+        ));
+    };
+    if started > engine::time::latest_plausible_secs() {
+        return Err(format!(
+            "field started_at: {} is in the future",
+            r.started_at
+        ));
+    }
+    if r.id.trim().is_empty() {
+        return Err("field id: empty".into());
+    }
+    let bad = |v: f64| !v.is_finite() || v < 0.0;
+    for t in &r.tests {
+        for (dir, d) in [("read", &t.read), ("write", &t.write)] {
+            if let Some(d) = d {
+                for (field, v) in [("iops", d.iops), ("mib_s", d.mib_s)] {
+                    if bad(v) {
+                        return Err(format!(
+                            "field tests[{:?}].{dir}.{field}: {v} is not a non-negative number",
+                            t.id
+                        ));
+                    }
+                }
+            }
+        }
+        if bad(t.elapsed_s) {
+            return Err(format!(
+                "field tests[{:?}].elapsed_s: {} is negative",
+                t.id, t.elapsed_s
+            ));
+        }
+    }
+    for s in &r.steps {
+        for (field, v) in [
+            ("wall_s", s.wall_s),
+            ("user_s", s.user_s),
+            ("sys_s", s.sys_s),
+        ] {
+            if bad(v) {
+                return Err(format!(
+                    "field steps[{:?}].{field}: {v} is not a non-negative number",
+                    s.id
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Load every record below `dir`. A folder that cannot be read is an error; a file that
@@ -108,7 +169,12 @@ pub fn load_dir(dir: &Path) -> Result<Loaded> {
             let handles: Vec<_> = files
                 .chunks(chunk)
                 .map(|part| {
-                    scope.spawn(move || part.iter().map(|p| (p.clone(), load_one(p))).collect())
+                    scope.spawn(move || {
+                        part.iter()
+                            .take_while(|_| !engine::cancel::requested())
+                            .map(|p| (p.clone(), load_one(p)))
+                            .collect()
+                    })
                 })
                 .collect();
             handles
@@ -116,6 +182,7 @@ pub fn load_dir(dir: &Path) -> Result<Loaded> {
                 .map(|h| h.join().unwrap_or_default())
                 .collect()
         });
+    engine::cancel::check()?;
     let mut loaded = Loaded::default();
     for (path, result) in parts.into_iter().flatten() {
         match result {

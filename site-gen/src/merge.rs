@@ -70,7 +70,8 @@ pub fn merge(opts: &MergeOptions) -> Result<MergeReport> {
                 opts.into.display()
             )));
         }
-        for path in json_files(&opts.into)? {
+        for path in crate::load::json_files(&opts.into)? {
+            engine::cancel::check()?;
             match read_record(&path) {
                 Ok((_, value, record)) => {
                     known
@@ -86,8 +87,9 @@ pub fn merge(opts: &MergeOptions) -> Result<MergeReport> {
     let mut candidates = Vec::new();
     for source in &opts.sources {
         let files = if source.is_dir() {
-            json_files(source)?
-        } else if source.is_file() {
+            crate::load::json_files(source)?
+        } else if fs::symlink_metadata(source).is_ok() {
+            // Whatever it is, read_record opens it as an input and says why it is refused.
             vec![source.clone()]
         } else {
             return Err(engine::error::usage(format!(
@@ -96,6 +98,7 @@ pub fn merge(opts: &MergeOptions) -> Result<MergeReport> {
             )));
         };
         for path in files {
+            engine::cancel::check()?;
             match read_record(&path) {
                 Ok((bytes, value, record)) => candidates.push(Candidate {
                     path,
@@ -172,6 +175,7 @@ pub fn merge(opts: &MergeOptions) -> Result<MergeReport> {
             .with_context(|| format!("cannot create the results folder {}", opts.into.display()))?;
     }
     for (candidate, target) in to_write {
+        engine::cancel::check()?;
         engine::results::write_new_file(&opts.into, &target, &candidate.bytes)?;
         report.added.push((candidate.path, target));
     }
@@ -189,36 +193,9 @@ pub fn merge(opts: &MergeOptions) -> Result<MergeReport> {
     Ok(report)
 }
 
-/// `*.json` files under `dir`, recursively, sorted (so a merge is deterministic).
-/// Hidden files (a writer's temporary `.name.tmp`) are left out.
-fn json_files(dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let entries = fs::read_dir(&d).with_context(|| format!("cannot read {}", d.display()))?;
-        for entry in entries {
-            let entry = entry.with_context(|| format!("cannot read {}", d.display()))?;
-            let path = entry.path();
-            let hidden = entry.file_name().to_string_lossy().starts_with('.');
-            let file_type = entry
-                .file_type()
-                .with_context(|| format!("cannot read {}", path.display()))?;
-            if hidden {
-                continue;
-            } else if file_type.is_dir() {
-                stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "json") {
-                out.push(path);
-            }
-        }
-    }
-    out.sort();
-    Ok(out)
-}
-
 /// The file's bytes, its JSON value and the record; or why it is not a record this version reads.
 fn read_record(path: &Path) -> std::result::Result<(Vec<u8>, serde_json::Value, Record), String> {
-    let bytes = fs::read(path).map_err(|e| format!("cannot read: {e}"))?;
+    let bytes = engine::input::read(path).map_err(|e| e.to_string())?;
     let value: serde_json::Value =
         serde_json::from_slice(&bytes).map_err(|e| format!("not JSON: {e}"))?;
     match value.get("schema").and_then(|s| s.as_str()) {
@@ -235,6 +212,7 @@ fn read_record(path: &Path) -> std::result::Result<(Vec<u8>, serde_json::Value, 
     if record.id.trim().is_empty() {
         return Err("the record has an empty id".into());
     }
+    crate::load::check_record(&record)?;
     Ok((bytes, value, record))
 }
 

@@ -771,8 +771,8 @@ fn experiments_by_step(ds: &Dataset) -> std::collections::BTreeMap<String, Vec<V
 
 /// Write `rel` (a path made only of fixed names and slugs) under `out`.
 pub fn write_file(out: &Path, rel: &str, bytes: &[u8]) -> Result<()> {
-    debug_assert!(!rel.contains("..") && !rel.starts_with('/'), "{rel}");
-    let path = out.join(rel);
+    // Runner slugs and page names come from data: whatever they hold, the page lands in `out`.
+    let path = engine::safe_name::inside(out, rel)?;
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }

@@ -36,12 +36,24 @@ fn plot_of(s: &StepAnalysis, f: Option<Figure>) -> Value {
         return Value::Null;
     };
     let u = unit(s, l.figure);
+    let left_out = plot::left_out(&l.points);
+    let mut caption = format!(
+        "{}: ρ {}, n {}",
+        l.figure.title(),
+        l.rho.map(fmt_rho).unwrap_or_else(|| "–".into()),
+        l.points.len()
+    );
+    if left_out > 0 {
+        caption.push_str(&format!(
+            " ({left_out} figure{} outside {:e}..{:e} left out of the plot, still in the table)",
+            if left_out == 1 { "" } else { "s" },
+            crate::charts::PLOT_MIN,
+            crate::charts::PLOT_MAX
+        ));
+    }
     match plot::scatter_svg(&l.points, l.figure.title(), &u, &s.name) {
-        Some(svg) => json!({
-            "title": l.figure.title(),
-            "caption": format!("{}: ρ {}, n {}", l.figure.title(), l.rho.map(fmt_rho).unwrap_or_else(|| "–".into()), l.points.len()),
-            "svg": svg,
-        }),
+        Some(svg) => json!({ "title": l.figure.title(), "caption": caption, "svg": svg }),
+        None if left_out > 0 => json!({ "title": l.figure.title(), "caption": caption, "svg": "" }),
         None => Value::Null,
     }
 }

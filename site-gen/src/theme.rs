@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Result, anyhow};
 use tera::Tera;
 
 /// The built-in templates (names as the pages use them).
@@ -74,8 +74,9 @@ pub fn load(dir: Option<&Path>) -> Result<Theme> {
                 if !name.ends_with(".html") {
                     continue;
                 }
-                let text = std::fs::read_to_string(e.path())
-                    .with_context(|| format!("cannot read {}", e.path().display()))?;
+                let text = engine::input::read_text(&e.path()).map_err(|err| {
+                    engine::error::usage(format!("--theme: {}: {err}", e.path().display()))
+                })?;
                 match templates.iter_mut().find(|(n, _)| *n == name) {
                     Some(t) => t.1 = text,
                     None => templates.push((name, text)),
@@ -93,8 +94,9 @@ pub fn load(dir: Option<&Path>) -> Result<Theme> {
                 if name.starts_with('.') || name.contains(['/', '\\']) {
                     continue;
                 }
-                let bytes = std::fs::read(e.path())
-                    .with_context(|| format!("cannot read {}", e.path().display()))?;
+                let bytes = engine::input::read(&e.path()).map_err(|err| {
+                    engine::error::usage(format!("--theme: {}: {err}", e.path().display()))
+                })?;
                 match assets.iter_mut().find(|(n, _)| *n == name) {
                     Some(a) => a.1 = bytes,
                     None => assets.push((name, bytes)),

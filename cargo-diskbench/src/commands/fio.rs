@@ -45,6 +45,10 @@ pub fn exec(args: FioArgs) -> Result<()> {
     let inv = engine::fio::parse(&args)?;
     if let Some(path) = &inv.output {
         check_output_path(path)?;
+        super::destination::file("--output", path)?;
+    }
+    if let Some(dir) = &inv.results_dir {
+        super::destination::folder("--results", dir)?;
     }
     for note in &inv.notes {
         eprintln!("note: {note}");

@@ -18,6 +18,7 @@ pub struct ImportArgs {
 }
 
 pub fn exec(args: ImportArgs) -> Result<()> {
+    super::destination::folder("--results", &args.results)?;
     let opts = site_gen::import::ImportOptions { label: args.label };
     let written = site_gen::import::import_files_with(&args.files, &args.results, &opts)?;
     for p in &written {

@@ -37,7 +37,10 @@ pub fn exec(args: MachineArgs) -> Result<()> {
         let doc = serde_json::json!({ "runner": runner, "storage": storage });
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
-        print!("{}", render(&runner, &storage));
+        print!(
+            "{}",
+            crate::output::terminal_safe(&render(&runner, &storage))
+        );
     }
     Ok(())
 }

@@ -30,6 +30,8 @@ pub fn exec(args: MergeArgs) -> Result<()> {
         .map(|l| l.trim().to_string())
         .filter(|l| !l.is_empty())
         .collect();
+    super::destination::folder("--into", &args.into)?;
+    super::destination::step_summary()?;
     let report = merge(&MergeOptions {
         into: args.into.clone(),
         sources: args.sources,
@@ -61,7 +63,8 @@ fn print_report(report: &MergeReport) {
         );
     }
     for (src, reason) in &report.rejected {
-        eprintln!("skipped    {}: {reason}", src.display());
+        let line = format!("skipped    {}: {reason}", src.display());
+        eprintln!("{}", crate::output::terminal_safe(&line));
     }
     for (path, reason) in &report.unreadable_existing {
         eprintln!(

@@ -1,4 +1,7 @@
-//! One module per subcommand: its options and what it does with them.
+//! One module per subcommand: its options and what it does with them; `destination` is the
+//! check every command makes of the places it will write.
+
+pub mod destination;
 
 pub mod fio;
 pub mod import;

@@ -23,11 +23,11 @@ pub struct RunArgs {
     /// sync-write
     #[arg(long, value_name = "IDS")]
     pub only: Option<String>,
-    /// Measured seconds per column [default: 5]
-    #[arg(long, value_name = "SECS")]
+    /// Measured seconds per column, 0.1 to 3600 [default: 5]
+    #[arg(long, value_name = "SECS", allow_negative_numbers = true, value_parser = runtime_secs)]
     pub runtime: Option<f64>,
-    /// Unmeasured warm-up seconds before each column [default: 1]
-    #[arg(long, value_name = "SECS")]
+    /// Unmeasured warm-up seconds before each column, 0 to 3600 [default: 1]
+    #[arg(long, value_name = "SECS", allow_negative_numbers = true, value_parser = ramp_secs)]
     pub ramp: Option<f64>,
     /// Test file size, e.g. 512M, 2G [default: 1G]
     #[arg(long, value_name = "BYTES")]
@@ -78,6 +78,28 @@ pub struct RecordArgs {
     pub site_out: Option<PathBuf>,
 }
 
+/// The shortest measured time per column: below it a column may complete no I/O at all.
+pub const MIN_RUNTIME_S: f64 = 0.1;
+pub const MAX_SECS: f64 = 3600.0;
+
+/// `--runtime`: a number of seconds in MIN_RUNTIME_S..=MAX_SECS, named in the error.
+pub fn runtime_secs(text: &str) -> std::result::Result<f64, String> {
+    seconds_in("--runtime", text, MIN_RUNTIME_S)
+}
+
+/// `--ramp`: a number of seconds in 0..=MAX_SECS.
+pub fn ramp_secs(text: &str) -> std::result::Result<f64, String> {
+    seconds_in("--ramp", text, 0.0)
+}
+
+fn seconds_in(option: &str, text: &str, min: f64) -> std::result::Result<f64, String> {
+    text.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|s| s.is_finite() && (min..=MAX_SECS).contains(s))
+        .ok_or_else(|| format!("{option} {text}: use a number of seconds from {min} to {MAX_SECS}"))
+}
+
 /// Turn the options into the suite's options; every problem is a usage error naming the option.
 pub fn suite_options(args: &RunArgs) -> Result<SuiteOptions> {
     let dir = match &args.dir {
@@ -106,13 +128,18 @@ pub fn suite_options(args: &RunArgs) -> Result<SuiteOptions> {
         }
     };
     let secs = |name: &str, v: Option<f64>, default: u64| -> Result<Duration> {
+        let min = if name == "runtime" {
+            MIN_RUNTIME_S
+        } else {
+            0.0
+        };
         match v {
             None => Ok(Duration::from_secs(default)),
-            Some(s) if s.is_finite() && (0.0..=3600.0).contains(&s) => {
+            Some(s) if s.is_finite() && (min..=MAX_SECS).contains(&s) => {
                 Ok(Duration::from_secs_f64(s))
             }
             Some(s) => Err(usage(format!(
-                "--{name} {s}: use a number of seconds from 0 to 3600"
+                "--{name} {s}: use a number of seconds from {min} to {MAX_SECS}"
             ))),
         }
     };
@@ -159,6 +186,17 @@ pub fn exec(args: RunArgs) -> Result<()> {
         .clone()
         .unwrap_or_else(|| PathBuf::from(DEFAULT_RESULTS_DIR));
     let json_to_stdout = args.record.json.as_deref() == Some("-");
+    check_destinations(&args.record, &results_dir)?;
+    for stale in engine::testfile::stale_scratch_dirs(&opts.dir) {
+        eprintln!(
+            "warning: {} ({}) was left by a run that was killed ({}); no process owns it, \
+             remove it with: rm -r '{}'",
+            stale.path.display(),
+            engine::job::format_size(stale.bytes),
+            stale.why,
+            stale.path.display()
+        );
+    }
 
     // Everything the experiments need is checked before anything is measured (exit 2).
     if args.no_steps && args.what_if.what_if {
@@ -224,6 +262,16 @@ pub fn exec(args: RunArgs) -> Result<()> {
     if engine::cancel::requested() {
         return Err(engine::error::interrupted());
     }
+    if let Some(t) = tests
+        .iter()
+        .find(|t| t.read.iter().chain(&t.write).map(|d| d.ios).sum::<u64>() == 0)
+    {
+        anyhow::bail!(
+            "{}: no I/O completed in the measured time, so there is no figure to record; \
+             give a longer --runtime",
+            t.id
+        );
+    }
 
     let mut notes = Vec::new();
     for t in &tests {
@@ -269,9 +317,49 @@ pub fn exec(args: RunArgs) -> Result<()> {
         json_to_stdout,
     );
     let path = engine::results::write_record(&results_dir, &record)?;
+    // A run that exits non-zero leaves no record: if anything after this fails (or Ctrl-C
+    // arrives), the record just written is removed again.
+    let rest = write_outputs(&args, &record, &path, &results_dir, json_to_stdout)
+        .and_then(|()| engine::cancel::check());
+    if let Err(err) = rest {
+        let _ = std::fs::remove_file(&path);
+        return Err(err.context(format!("no record kept ({} removed)", path.display())));
+    }
+    Ok(())
+}
+
+/// Every destination, checked before the first test file is made.
+fn check_destinations(record: &RecordArgs, results_dir: &Path) -> Result<()> {
+    use super::destination;
+    destination::folder("--results", results_dir)?;
+    if let Some(json) = record.json.as_deref().filter(|j| *j != "-") {
+        destination::file("--json", Path::new(json))?;
+    }
+    if let Some(md) = &record.markdown {
+        destination::file("--markdown", md)?;
+    }
+    destination::step_summary()?;
+    if !record.no_site {
+        let out = record
+            .site_out
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_SITE_DIR));
+        destination::site_out("--site-out", results_dir, &out)?;
+    }
+    Ok(())
+}
+
+/// What follows the record: the --json copy, the Markdown summary, the site.
+fn write_outputs(
+    args: &RunArgs,
+    record: &Record,
+    path: &Path,
+    results_dir: &Path,
+    json_to_stdout: bool,
+) -> Result<()> {
     output::print(&format!("record: {}\n", path.display()), json_to_stdout);
     if let Some(target) = &args.record.json {
-        let json = serde_json::to_string_pretty(&record).context("cannot serialise the record")?;
+        let json = serde_json::to_string_pretty(record).context("cannot serialise the record")?;
         if target == "-" {
             let mut out = std::io::stdout().lock();
             writeln!(out, "{json}").context("cannot write the record to stdout")?;
@@ -280,7 +368,7 @@ pub fn exec(args: RunArgs) -> Result<()> {
                 .with_context(|| format!("--json {target}: cannot write the record"))?;
         }
     }
-    write_markdown(&record, args.record.markdown.as_deref())?;
+    write_markdown(record, args.record.markdown.as_deref())?;
     if !args.record.no_site {
         let out = args
             .record
@@ -288,17 +376,11 @@ pub fn exec(args: RunArgs) -> Result<()> {
             .clone()
             .unwrap_or_else(|| PathBuf::from(DEFAULT_SITE_DIR));
         site_gen::build_site(&site_gen::SiteOptions {
-            results: results_dir.clone(),
+            results: results_dir.to_path_buf(),
             out: out.clone(),
             ..Default::default()
         })
-        .with_context(|| {
-            format!(
-                "the record is saved in {}, but the site could not be rendered into {}",
-                path.display(),
-                out.display()
-            )
-        })?;
+        .with_context(|| format!("the site could not be rendered into {}", out.display()))?;
         output::print(&format!("site: {}\n", out.display()), json_to_stdout);
     }
     let site_out = (!args.record.no_site).then(|| {
@@ -311,7 +393,7 @@ pub fn exec(args: RunArgs) -> Result<()> {
         eprint!(
             "{}",
             output::left_in_project(
-                &results_dir,
+                results_dir,
                 site_out.as_deref(),
                 &std::env::current_dir().unwrap_or_default()
             )

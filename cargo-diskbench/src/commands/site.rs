@@ -27,6 +27,7 @@ pub struct SiteArgs {
 }
 
 pub fn exec(args: SiteArgs) -> Result<()> {
+    super::destination::site_out("--out", &args.results, &args.out)?;
     let opts = site_gen::SiteOptions {
         results: args.results,
         out: args.out,
@@ -37,7 +38,9 @@ pub fn exec(args: SiteArgs) -> Result<()> {
     };
     let report = site_gen::build_site(&opts)?;
     for (path, why) in &report.skipped {
-        eprintln!("warning: left out {}: {why}", path.display());
+        // File names in a downloaded results folder are data too: no raw control characters.
+        let line = format!("warning: left out {}: {why}", path.display());
+        eprintln!("{}", crate::output::terminal_safe(&line));
     }
     eprintln!(
         "site: {} records, {} left out, {} pages written to {}",

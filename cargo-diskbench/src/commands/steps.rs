@@ -192,6 +192,13 @@ pub fn exec(args: StepsArgs) -> Result<()> {
         .results
         .clone()
         .unwrap_or_else(|| engine::results::DEFAULT_RESULTS_DIR.into());
+    // Every destination before the first step runs.
+    if let Some(json) = args.json.as_deref().filter(|j| *j != Path::new("-")) {
+        super::destination::file("--json", json)?;
+    }
+    if args.save {
+        super::destination::folder("--results", &results_dir)?;
+    }
     if args.what_if.like.is_some() && !args.what_if.what_if {
         return Err(engine::error::usage(
             "--like: with `steps` it is a what-if condition; add --what-if",
@@ -270,21 +277,27 @@ pub fn exec(args: StepsArgs) -> Result<()> {
                 write_json(path, &json)?;
             }
         }
-        if args.save {
+        // A run that exits non-zero leaves no record in the results folder.
+        if args.save && failed_steps(&results, args.fail_fast).is_empty() {
             let path = engine::results::write_record(&results_dir, &record)?;
             eprintln!("record written to {}", path.display());
         }
     }
 
-    let failed: Vec<String> = results
-        .iter()
-        .filter(|s| s.status == StepStatus::Failed && (args.fail_fast || !steps::is_builtin(&s.id)))
-        .map(|s| format!("{} ({})", s.id, s.reason.as_deref().unwrap_or("failed")))
-        .collect();
+    let failed = failed_steps(&results, args.fail_fast);
     if !failed.is_empty() {
         anyhow::bail!("step failed: {}", failed.join(", "));
     }
     Ok(())
+}
+
+/// The steps whose failure fails the command: the user's own, or any with --fail-fast.
+fn failed_steps(results: &[record::StepResult], fail_fast: bool) -> Vec<String> {
+    results
+        .iter()
+        .filter(|s| s.status == StepStatus::Failed && (fail_fast || !steps::is_builtin(&s.id)))
+        .map(|s| format!("{} ({})", s.id, s.reason.as_deref().unwrap_or("failed")))
+        .collect()
 }
 
 /// Write `json` to `path` through a temporary file and a rename, so a reader never sees half.
@@ -318,7 +331,7 @@ fn newest_columns(
         if path.extension().and_then(|e| e.to_str()) != Some("json") {
             continue;
         }
-        let Ok(text) = std::fs::read_to_string(&path) else {
+        let Ok(text) = engine::input::read_text(&path) else {
             continue;
         };
         // Records of another schema are for other readers: not an error here.

@@ -1166,22 +1166,22 @@ fn the_action_leaves_the_workspace_alone_and_the_record_ready_for_upload() {
     after.retain(|k, _| !k.starts_with("report/"));
     assert_eq!(after, before);
 
-    // Asked for a site in the user's non-site folder: the tool refuses (exit 2) after
-    // measuring, the step fails, and the record is still there for the upload step.
+    // Asked for a site in the user's non-site folder: the tool refuses (exit 2) before it
+    // measures anything, so no record is made and nothing waits for the upload step.
     let run = run_action_step(tmp.path(), &workspace, "diskbench-site");
     assert!(!run.ok, "{}", run.text);
     assert!(
         run.text
-            .contains("a non-empty folder that is not a diskbench site"),
+            .contains("--site-out diskbench-site: a non-empty folder that is not a diskbench site"),
         "{}",
         run.text
     );
     assert!(
-        run.text.contains("failed after writing its record"),
-        "{}",
+        !run.text.contains("IOPS"),
+        "it measured first: {}",
         run.text
     );
-    assert_upload_ready(&run, tmp.path());
+    assert!(!run.outputs.contains_key("record"), "{:?}", run.outputs);
     let mut after = tree(&workspace);
     after.retain(|k, _| !k.starts_with("report/"));
     assert_eq!(after, before, "the user's folder was touched");

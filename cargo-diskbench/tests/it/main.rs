@@ -3,6 +3,7 @@
 mod common;
 mod engine;
 mod github;
+mod hardening;
 mod machine;
 mod site;
 mod steps;

@@ -85,6 +85,20 @@ fn shape(out: &mut String, kind: &str, x: f64, y: f64, colour: &str) {
     };
 }
 
+/// Whether a figure can go on a plot's axis: finite and inside the range every chart of the
+/// site keeps to ([`crate::charts::PLOT_MIN`]..=[`crate::charts::PLOT_MAX`]).
+pub fn plottable(x: f64) -> bool {
+    x.is_finite() && (crate::charts::PLOT_MIN..=crate::charts::PLOT_MAX).contains(&x)
+}
+
+/// How many of `points` a scatter leaves out (absurd figures or times).
+pub fn left_out(points: &[Point]) -> usize {
+    points
+        .iter()
+        .filter(|p| !(plottable(p.x) && p.time_s.is_finite() && p.time_s >= 0.0 && p.time_s < 1e9))
+        .count()
+}
+
 /// A scatter of `points` (figure on x, step time on y). `x_title` names the figure, `x_unit` its
 /// unit. None when fewer than two points have finite, positive figures.
 pub fn scatter_svg(points: &[Point], x_title: &str, x_unit: &str, step: &str) -> Option<String> {
@@ -92,7 +106,7 @@ pub fn scatter_svg(points: &[Point], x_title: &str, x_unit: &str, step: &str) ->
     // axis (it is still in the table).
     let pts: Vec<&Point> = points
         .iter()
-        .filter(|p| p.x.is_finite() && p.x > 0.0 && p.x < 1e15)
+        .filter(|p| plottable(p.x))
         .filter(|p| p.time_s.is_finite() && p.time_s >= 0.0 && p.time_s < 1e9)
         .collect();
     if pts.len() < 2 {
