@@ -22,4 +22,6 @@ pub mod suite;
 pub mod testfile;
 
 // fio's command-line syntax read into a job (`cargo diskbench fio`).
+pub mod ceiling;
+pub mod fileprep;
 pub mod fio;

@@ -476,6 +476,8 @@ impl Fleet {
             },
             notes: Vec::new(),
             repeats: None,
+            file_preparation: None,
+            cache_suspect: None,
         }
     }
 
