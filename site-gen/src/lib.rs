@@ -18,6 +18,7 @@ pub mod html;
 pub mod load;
 pub mod model;
 pub mod render;
+pub mod runners_json;
 pub mod stats;
 pub mod testdata;
 pub mod theme;
@@ -115,6 +116,8 @@ pub fn build_site(opts: &SiteOptions) -> Result<SiteReport> {
     lap("summary pages");
     written += render_runner_pages(&site)?;
     lap("runner pages");
+    runners_json::write(&ds, &opts.out)?;
+    written += 1;
     for (name, bytes) in &theme.assets {
         render::write_file(&opts.out, &format!("assets/{name}"), bytes)?;
     }
