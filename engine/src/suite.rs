@@ -164,11 +164,14 @@ pub fn column_job(column: ColumnId, opts: &SuiteOptions, path: PathBuf) -> JobSp
         block_size,
         iodepth,
         numjobs,
-        // Jobs split the one file into regions, so all columns share one laid-out file.
-        size_per_job: opts.size / numjobs as u64,
+        // Every job covers the whole file with its own random order, as fio's jobs do with one
+        // --filename and --numjobs 4: on a new file their writes overlap, so blocks are
+        // converted from unwritten gradually, as in the published runs. Split into four
+        // regions, each job would finish converting its quarter early and then only overwrite.
+        size_per_job: opts.size,
         layout: Layout::SharedFile {
             path,
-            region_per_job: true,
+            region_per_job: false,
         },
         termination: Termination::Time {
             runtime: opts.runtime,
@@ -276,7 +279,10 @@ pub fn prepare_read_file(
 ) -> Result<(OpenedFile, FilePreparation)> {
     let path = runner::first_file(spec);
     let file = testfile::open_test_file(&path, spec.direct, spec.sync)?;
-    runner::lay_out_missing(spec, &file, opts.size, align, "--size", progress)?;
+    // Allocated first, as fio's extend_file does: the blocks are reserved in as few extents as
+    // the filesystem can give, instead of growing write by write between other writers' blocks.
+    fileprep::fresh_allocated(&file, opts.size, Fallocate::Native)?;
+    runner::lay_out_range(spec, &file, 0, opts.size, align, "--size", progress)?;
     let prep = FilePreparation {
         method: "written".into(),
         fresh: true,
