@@ -134,7 +134,7 @@ suite_mode() {
             fi
         done
     done
-    printf '\n%s\n' "engine suite vs fio run the published way, $dir ($(findmnt -no FSTYPE -T "$dir")), ${runtime}s + ${ramp}s ramp, size $size, median of $pairs alternating pairs"
+    printf '\n%s\n' "engine suite vs fio run the published way, $dir ($(findmnt -no FSTYPE -T "$dir" | head -1)), ${runtime}s + ${ramp}s ramp, size $size, median of $pairs alternating pairs"
     printf '%-11s %-6s %12s %12s %7s %11s %11s  %-9s %s\n' column unit engine fio ratio "cpu/io eng" "cpu/io fio" engine "file (engine)"
     for col in "${columns[@]}"; do
         # ours: fig ios cpu used prep load | fio: fig ios cpu load
@@ -180,7 +180,7 @@ ours_line_figures() {
 fio_mode() {
     echo "tutorial lines: engine vs fio in $dir, ${runtime}s time-based, size $size, $pairs alternating pairs" >&2
     tutorial_lines >"$work/lines"
-    printf '\n%s\n' "cargo diskbench fio vs fio, $dir ($(findmnt -no FSTYPE -T "$dir")), ${runtime}s, size $size, median of $pairs alternating pairs (p99 and mean: issue to completion)"
+    printf '\n%s\n' "cargo diskbench fio vs fio, $dir ($(findmnt -no FSTYPE -T "$dir" | head -1)), ${runtime}s, size $size, median of $pairs alternating pairs (p99 and mean: issue to completion)"
     printf '%-22s %10s %10s %7s %10s %10s %7s %10s %10s %7s\n' line "IOPS eng" "IOPS fio" ratio "p99 eng" "p99 fio" ratio "mean eng" "mean fio" ratio
     while IFS='|' read -r id opts; do
         : >"$work/l.ours"; : >"$work/l.fio"
@@ -214,7 +214,7 @@ fio_mode() {
 }
 
 prep_mode() {
-    printf '\n%s\n' "write columns on a new fallocated file vs a file written before, $dir ($(findmnt -no FSTYPE -T "$dir")), ${runtime}s + ${ramp}s ramp, size $size, median of $pairs rotated runs"
+    printf '\n%s\n' "write columns on a new fallocated file vs a file written before, $dir ($(findmnt -no FSTYPE -T "$dir" | head -1)), ${runtime}s + ${ramp}s ramp, size $size, median of $pairs rotated runs"
     printf '%-11s %14s %14s %14s %14s\n' column "engine fresh" "fio fresh" "engine overwr" "fio overwr"
     for col in rand-write sync-write; do
         for v in ours-fresh fio-fresh ours-over fio-over; do : >"$work/p.$v"; done
