@@ -253,4 +253,55 @@ mod tests {
         assert!(exceeds(ColumnId::SyncWrite, 250e3, &vm).is_some());
         assert!(exceeds(ColumnId::SyncWrite, 6e3, &vm).is_none());
     }
+
+    #[test]
+    fn our_own_records_carry_the_mark_except_on_tmpfs() {
+        let record = |class: &str| -> Record {
+            let test = |id: &str, rw: &str, mib_s: f64| {
+                serde_json::json!({
+                    "id": id,
+                    "job": { "rw": rw, "bs": 1048576, "iodepth": 32, "numjobs": 1,
+                             "size": 1073741824u64, "direct": true, "sync": "none",
+                             "rwmixread": null },
+                    "engine": { "used": "io_uring", "fallback": null, "direct": true },
+                    "elapsed_s": 5.0,
+                    "read": if rw == "read" { serde_json::json!({ "ios": 1, "bytes": 1,
+                        "iops": mib_s, "mib_s": mib_s, "lat_ns": null, "hist": null }) }
+                        else { serde_json::Value::Null },
+                    "write": if rw == "write" { serde_json::json!({ "ios": 1, "bytes": 1,
+                        "iops": mib_s, "mib_s": mib_s, "lat_ns": null, "hist": null }) }
+                        else { serde_json::Value::Null },
+                    "cpu": { "user_s": 0.0, "sys_s": 0.0 }
+                })
+            };
+            serde_json::from_value(serde_json::json!({
+                "schema": crate::record::SCHEMA, "id": "x", "source": "measured",
+                "started_at": "2026-12-01T00:00:00Z", "finished_at": "2026-12-01T00:00:00Z",
+                "tool": { "name": "cargo-diskbench", "version": "0" },
+                "runner": { "label": "r", "provider": null, "arch": "x64", "vcpus": 2,
+                            "memory_gib": 4.0, "cpu_model": "", "kernel": "", "os": "" },
+                "storage": { "path": "/", "fstype": "ext4", "mount_source": "/dev/vda",
+                             "mount_options": "", "class": class },
+                "settings": { "suite": "standard", "runtime_s": 5.0, "ramp_s": 2.0,
+                              "size": 1073741824u64, "engine": "auto" },
+                "tests": [test("seq-read", "read", 30_000.0), test("seq-write", "write", 900.0)]
+            }))
+            .unwrap()
+        };
+        let mut vm = record("vm-disk");
+        mark_record(&mut vm);
+        assert!(
+            vm.tests[0]
+                .cache_suspect
+                .as_deref()
+                .unwrap()
+                .contains("cache")
+        );
+        assert_eq!(vm.tests[1].cache_suspect, None);
+        let json = serde_json::to_string(&vm).unwrap();
+        assert!(json.contains("\"cache_suspect\""));
+        let mut ram = record("tmpfs");
+        mark_record(&mut ram);
+        assert!(ram.tests.iter().all(|t| t.cache_suspect.is_none()));
+    }
 }
