@@ -330,12 +330,21 @@ fn files_are_prepared_as_fio_prepares_them() {
         v.extend_from_slice(extra);
         v
     };
-    // A write job syncing each 64 KiB block for 0.1 s into a new 4 MiB file: the file was
-    // allocated, not written, before the job.
-    let p = prep(&job("--name=w", &["--rw=randwrite", "--fdatasync=1"]));
+    // A write job syncing each 4 KiB write into a new 64 MiB file, stopped after 0.1 s: the file
+    // was allocated, not written, before the job. 16,384 blocks each written at most once per
+    // pass (the random map) would take a disk over 160,000 synced writes a second to cover.
+    let p = prep(&[
+        "--name=w",
+        "--size=64m",
+        "--bs=4k",
+        "--direct=1",
+        "--rw=randwrite",
+        "--fdatasync=1",
+        "--runtime=100ms",
+    ]);
     assert_eq!((p.method.as_str(), p.fresh), ("fallocate", true), "{p:?}");
     let w = dir.path().join("w.0");
-    assert_eq!(std::fs::metadata(&w).unwrap().len(), 4 << 20);
+    assert_eq!(std::fs::metadata(&w).unwrap().len(), 64 << 20);
     if let Some(map) = extent_map(&w)
         && !p.detail.contains("refused")
     {
@@ -343,7 +352,7 @@ fn files_are_prepared_as_fio_prepares_them() {
         assert!(map.unwritten > 0, "{map:?}");
     }
     // Run again on the file now at full size: fio uses it as it is.
-    let p = prep(&job("--name=w", &["--rw=write"]));
+    let p = prep(&["--name=w", "--size=64m", "--rw=write", "--runtime=50ms"]);
     assert_eq!((p.method.as_str(), p.fresh), ("existing", false), "{p:?}");
     // Reads, and writes with --overwrite=1: data first.
     let p = prep(&job("--name=r", &["--rw=randread"]));
