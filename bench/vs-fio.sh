@@ -1,53 +1,58 @@
 #!/usr/bin/env bash
-# cargo-diskbench's engine against fio: the same job, the same file, alternating runs.
+# cargo-diskbench against fio, run the way published figures are made, in alternating pairs.
 #
-# For each of the six columns, N pairs of runs (fio first in odd pairs, the engine first in
-# even pairs, so drift and cache state hit both alike), then per column: the engine's figure,
-# fio's figure, their ratio and the CPU time per I/O of each, all medians of the pairs.
-# Then one-at-a-time 4 KiB reads on tmpfs: the engine (psync) vs fio psync vs a bare, untimed
-# pread loop (bench/bare_pread.c), rotated in one run.
+# Modes:
+#   suite (default)  The standard suite as `cargo diskbench run` runs it (default settings,
+#                    its own column order, its own file preparation) against fio run as the
+#                    public harness runs each column: libaio, O_DIRECT, time-based after a 2 s
+#                    ramp, a new file per test made by fio itself (for a write test fio creates
+#                    and fallocates it, for a read test it writes the data first).
+#                    Per pair: the whole suite once, and fio over the six columns in the same
+#                    order; fio first in odd pairs, the engine first in even pairs. Per column:
+#                    medians of the engine's figure, fio's, their ratio and CPU per I/O.
+#   fio              Tutorial command lines through `cargo diskbench fio` and through fio, each
+#                    on a file neither has seen (removed before every run), alternating pairs:
+#                    medians of IOPS and p99 (fio with --lat_percentiles=1: issue to
+#                    completion, as ours). With --fdatasync, fio reports the sync apart from
+#                    the write; the mean of write + sync is compared with ours.
+#   prep             The write columns rand-write and sync-write on a new fallocated file (as
+#                    fio and the suite prepare it) and on a file written before (fio and
+#                    `cargo diskbench fio` with --overwrite=1), rotated per pair: how much the
+#                    file's preparation moves a write figure.
+#   qd1              One-at-a-time 4 KiB reads on tmpfs: the engine vs fio psync vs a bare
+#                    pread loop (bench/bare_pread.c), rotated.
 #
-# fio runs with --ioengine=libaio --direct=1 (the sync-write column with --fdatasync=1); the
-# engine runs the very same options through `cargo-diskbench fio` (libaio maps to io_uring).
-#
-# usage: bench/vs-fio.sh [--dir DIR] [--runtime S] [--ramp S] [--pairs N] [--size SIZE]
-#                        [--only COLUMNS|none] [--no-tmpfs-qd1] [--tmpfs-dir DIR] [--bin PATH]
-# needs: fio, jq, cc, /usr/bin/time; builds the release binary unless --bin is given.
-#
-# CPU per I/O: fio's from its usr_cpu/sys_cpu x job_runtime (measured window); the engine's from
-# its record (the job threads over the measured window) and, as "proc", from /usr/bin/time over
-# the whole process scaled by runtime / (runtime + ramp): that one includes io_uring's kernel
-# worker threads (iou-wrk), which do the copying for buffered files such as tmpfs.
+# usage: bench/vs-fio.sh [suite|fio|prep|qd1] [--dir DIR] [--runtime S] [--pairs N] [--size SIZE]
+#                        [--only COLUMNS] [--bin PATH]
+# needs: fio, jq, cc (qd1); builds the release binary unless --bin is given.
+# The load average is printed with every pair: on a busy machine say so beside the figures.
 set -euo pipefail
 
+mode=suite
+case ${1:-} in suite|fio|prep|qd1) mode=$1; shift ;; esac
 dir=${PWD}
 runtime=5
-ramp=1
+ramp=2 # the public harness's ramp, and the suite's default
 pairs=3
 size=1g
 only=seq-read,seq-write,rand-read,rand-write,qd1-read,sync-write
-tmpfs_qd1=1
-tmpfs_dir=/dev/shm
 bin=
 
-usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
     case $1 in
         --dir) dir=$2; shift 2 ;;
         --runtime) runtime=$2; shift 2 ;;
-        --ramp) ramp=$2; shift 2 ;;
         --pairs) pairs=$2; shift 2 ;;
         --size) size=$2; shift 2 ;;
         --only) only=$2; shift 2 ;;
-        --no-tmpfs-qd1) tmpfs_qd1=0; shift ;;
-        --tmpfs-dir) tmpfs_dir=$2; shift 2 ;;
         --bin) bin=$2; shift 2 ;;
         -h|--help) usage; exit 0 ;;
         *) echo "vs-fio.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
 done
 case $pairs in ''|*[!0-9]*|0) echo "vs-fio.sh: --pairs needs a whole number >= 1" >&2; exit 2 ;; esac
-for tool in fio jq cc /usr/bin/time; do
+for tool in fio jq; do
     command -v "$tool" >/dev/null || { echo "vs-fio.sh: $tool is needed (apt-get install $tool)" >&2; exit 2; }
 done
 [ -d "$dir" ] || { echo "vs-fio.sh: --dir $dir: not a folder" >&2; exit 2; }
@@ -59,15 +64,14 @@ if [ -z "$bin" ]; then
 fi
 
 work=$(mktemp -d "$dir/.vs-fio.XXXXXX")
-shm_work=
-cleanup() { rm -rf "$work"; [ -z "$shm_work" ] || rm -rf "$shm_work"; }
-trap cleanup EXIT
+trap 'rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM
 
 # Median of the numbers on stdin (mean of the middle two for an even count).
 median() { sort -g | awk '{v[NR]=$1} END {if (NR==0) print "nan"; else if (NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
+load() { cut -d' ' -f1-3 /proc/loadavg; }
 
-# The columns: id, fio options, headline (mib_s or iops).
+# The columns as fio options (CONTRACT section 1).
 column_opts() {
     case $1 in
         seq-read)   echo "--rw=read --bs=1m --iodepth=32 --numjobs=1" ;;
@@ -81,7 +85,7 @@ column_opts() {
 }
 headline_of() { case $1 in seq-*) echo mib_s ;; *) echo iops ;; esac; }
 
-# fio's JSON -> "headline ios cpu_s" (CPU: fio's usr/sys percent of the summed job runtime).
+# fio's JSON -> "headline ios cpu_s" (CPU: fio's usr/sys percent of the job runtime).
 fio_figures() { # json headline
     jq -r --arg h "$2" '.jobs[0] as $j
         | ($j.read.total_ios + $j.write.total_ios) as $ios
@@ -90,112 +94,203 @@ fio_figures() { # json headline
         | (($j.usr_cpu + $j.sys_cpu) / 100 * $j.job_runtime / 1000) as $cpu
         | "\($fig) \($ios) \($cpu)"' "$1"
 }
-# The engine's record -> "headline ios cpu_s engine-used".
-ours_figures() { # json headline
-    jq -r --arg h "$2" '.tests[0] as $t
+# One test of the engine's record -> "headline ios cpu_s engine-used file-preparation".
+ours_figures() { # json test-index-or-id headline
+    jq -r --arg id "$2" --arg h "$3" '(.tests[] | select(.id == $id or ($id == "0"))) as $t
         | [$t.read, $t.write] | map(select(. != null)) as $d
         | ($d | map(.ios) | add) as $ios
         | (if $h == "mib_s" then ($d | map(.mib_s) | add) else ($d | map(.iops) | add) end) as $fig
-        | "\($fig) \($ios) \($t.cpu.user_s + $t.cpu.sys_s) \($t.engine.used)"' "$1"
+        | "\($fig) \($ios) \($t.cpu.user_s + $t.cpu.sys_s) \($t.engine.used) \($t.file_preparation.method // "-")"' "$1" | head -1
 }
 
-if [ "$only" != none ]; then
-file=$work/vs-fio.dat
-common="--filename=$file --size=$size --time_based --runtime=$runtime --ramp_time=$ramp --group_reporting"
-
-echo "laying out $size in $work (fio, sequential 1 MiB writes)..." >&2
-fio --name=layout --filename="$file" --size="$size" --rw=write --bs=1m --iodepth=8 \
-    --ioengine=libaio --direct=1 --refill_buffers --output=/dev/null
-
-printf '\n%s\n' "engine vs fio (libaio, direct) in $dir: ${runtime}s + ${ramp}s ramp, size $size, median of $pairs alternating pairs"
-printf '%-11s %-8s %12s %12s %7s %12s %12s %12s %7s  %s\n' column unit engine fio ratio "cpu/io eng" "eng proc" "cpu/io fio" ratio engine-used
-IFS=, read -r -a columns <<<"$only"
-for col in "${columns[@]}"; do
-    opts=$(column_opts "$col")
-    h=$(headline_of "$col")
-    : >"$work/ours.txt"; : >"$work/fio.txt"
+suite_mode() {
+    IFS=, read -r -a columns <<<"$only"
+    for col in "${columns[@]}"; do column_opts "$col" >/dev/null; : >"$work/ours.$col" ; : >"$work/fio.$col"; done
+    echo "suite vs fio (published way) in $dir: ${runtime}s + ${ramp}s ramp, size $size, $pairs alternating pairs" >&2
     for ((p = 1; p <= pairs; p++)); do
         order="fio ours"; [ $((p % 2)) -eq 0 ] && order="ours fio"
         for who in $order; do
+            echo "  pair $p: $who (load $(load))" >&2
             if [ "$who" = fio ]; then
-                # shellcheck disable=SC2086
-                fio --name="$col" $opts $common --ioengine=libaio --direct=1 \
-                    --output-format=json --output="$work/fio.json" >/dev/null
-                fio_figures "$work/fio.json" "$h" >>"$work/fio.txt"
+                for col in "${columns[@]}"; do
+                    f=$work/fio-$col.dat
+                    rm -f "$f" # a file of its own: fio lays it out (reads) or fallocates it (writes)
+                    # shellcheck disable=SC2046
+                    fio --name="$col" $(column_opts "$col") --filename="$f" --size="$size" \
+                        --time_based --runtime="$runtime" --ramp_time="$ramp" --group_reporting \
+                        --ioengine=libaio --direct=1 --output-format=json --output="$work/fio.json" >/dev/null
+                    rm -f "$f"
+                    echo "$(fio_figures "$work/fio.json" "$(headline_of "$col")") $(load | cut -d' ' -f1)" >>"$work/fio.$col"
+                done
             else
-                # shellcheck disable=SC2086
-                /usr/bin/time -f "%U %S" -o "$work/ours.time" \
-                    "$bin" fio --name="$col" $opts $common --ioengine=libaio --direct=1 \
-                    --output-format=json --output="$work/ours.json" 2>"$work/ours.err" \
+                rm -rf "$work/results"
+                "$bin" run --dir "$work" --size "$size" --runtime "$runtime" --ramp "$ramp" \
+                    --only "$only" --no-steps --no-site --quiet --results "$work/results" \
+                    --json "$work/ours.json" >/dev/null 2>"$work/ours.err" \
                     || { cat "$work/ours.err" >&2; exit 1; }
-                echo "$(ours_figures "$work/ours.json" "$h") $(tail -1 "$work/ours.time")" >>"$work/ours.txt"
+                for col in "${columns[@]}"; do
+                    echo "$(ours_figures "$work/ours.json" "$col" "$(headline_of "$col")") $(load | cut -d' ' -f1)" >>"$work/ours.$col"
+                done
             fi
         done
     done
-    # Per pair: the figures and CPU per I/O; then medians.
-    paste -d' ' "$work/ours.txt" "$work/fio.txt" | awk -v rt="$runtime" -v rp="$ramp" '{
-        print $1, $7, ($7 > 0 ? $1 / $7 : 0), ($2 > 0 ? $3 / $2 * 1e6 : 0), ($8 > 0 ? $9 / $8 * 1e6 : 0), $4,
-              ($2 > 0 ? ($5 + $6) * rt / (rt + rp) / $2 * 1e6 : 0) }' >"$work/pairs.txt"
-    m() { awk -v c="$1" '{print $c}' "$work/pairs.txt" | median; }
-    ours_m=$(m 1); fio_m=$(m 2); ratio_m=$(m 3); cpu_ours=$(m 4); cpu_fio=$(m 5); cpu_proc=$(m 7)
-    used=$(awk '{print $6}' "$work/pairs.txt" | sort -u | paste -sd/)
-    unit=IOPS; [ "$h" = mib_s ] && unit=MiB/s
-    # The CPU ratio uses the larger of the engine's two CPU figures: never flattering.
-    printf '%-11s %-8s %12.1f %12.1f %7.3f %10.2fus %10.2fus %10.2fus %7.3f  %s\n' "$col" "$unit" \
-        "$ours_m" "$fio_m" "$ratio_m" "$cpu_ours" "$cpu_proc" "$cpu_fio" \
-        "$(awk -v a="$cpu_ours" -v p="$cpu_proc" -v b="$cpu_fio" 'BEGIN{if (p > a) a = p; print (b > 0 ? a / b : 0)}')" "$used"
-    awk '{printf "    pair %d: engine %.1f  fio %.1f  ratio %.3f  cpu/io %.2fus (proc %.2fus) vs %.2fus\n", NR, $1, $2, $3, $4, $7, $5}' \
-        "$work/pairs.txt" >&2
-done
-rm -f "$file"
-fi
-
-[ "$tmpfs_qd1" = 1 ] || exit 0
-
-# One-at-a-time 4 KiB reads on tmpfs: here the engine, not the disk, is the limit.
-shm_work=$(mktemp -d "$tmpfs_dir/.vs-fio.XXXXXX")
-shm_file=$shm_work/qd1.dat
-shm_size=256m
-shm_bytes=$((256 * 1024 * 1024))
-cc -O2 -o "$shm_work/bare_pread" "$repo/bench/bare_pread.c"
-fio --name=layout --filename="$shm_file" --size=$shm_size --rw=write --bs=1m \
-    --refill_buffers --output=/dev/null
-qd1="--name=qd1-read --filename=$shm_file --size=$shm_size --rw=randread --bs=4k --iodepth=1
-     --numjobs=1 --time_based --runtime=$runtime --ramp_time=$ramp --ioengine=psync"
-: >"$work/q_ours.txt"; : >"$work/q_fio.txt"; : >"$work/q_bare.txt"
-for ((p = 1; p <= pairs; p++)); do
-    case $((p % 3)) in 1) order="fio ours bare" ;; 2) order="ours bare fio" ;; 0) order="bare fio ours" ;; esac
-    for who in $order; do
-        case $who in
-            fio)
-                # shellcheck disable=SC2086
-                fio $qd1 --output-format=json --output="$work/fio.json" >/dev/null
-                fio_figures "$work/fio.json" iops >>"$work/q_fio.txt" ;;
-            ours)
-                # shellcheck disable=SC2086
-                "$bin" fio $qd1 --output-format=json --output="$work/ours.json" 2>"$work/ours.err" \
-                    || { cat "$work/ours.err" >&2; exit 1; }
-                ours_figures "$work/ours.json" iops >>"$work/q_ours.txt" ;;
-            bare)
-                sleep "$ramp" # the same pause the others spend ramping: equal cache/CPU history
-                "$shm_work/bare_pread" "$shm_file" "$shm_bytes" 4096 "$runtime" \
-                    | sed 's/[a-z_]*=//g' | awk '{print $1, $2, $4}' >>"$work/q_bare.txt" ;;
-        esac
+    printf '\n%s\n' "engine suite vs fio run the published way, $dir ($(findmnt -no FSTYPE -T "$dir" | head -1)), ${runtime}s + ${ramp}s ramp, size $size, median of $pairs alternating pairs"
+    printf '%-11s %-6s %12s %12s %7s %11s %11s  %-9s %s\n' column unit engine fio ratio "cpu/io eng" "cpu/io fio" engine "file (engine)"
+    for col in "${columns[@]}"; do
+        # ours: fig ios cpu used prep load | fio: fig ios cpu load
+        paste -d' ' "$work/ours.$col" "$work/fio.$col" | awk '{
+            print $1, $7, ($7 > 0 ? $1 / $7 : 0), ($2 > 0 ? $3 / $2 * 1e6 : 0), ($8 > 0 ? $9 / $8 * 1e6 : 0), $4, $5, $6, $10 }' >"$work/pairs.txt"
+        m() { awk -v c="$1" '{print $c}' "$work/pairs.txt" | median; }
+        unit=IOPS; [ "$(headline_of "$col")" = mib_s ] && unit=MiB/s
+        printf '%-11s %-6s %12.1f %12.1f %7.3f %9.2fus %9.2fus  %-9s %s\n' "$col" "$unit" "$(m 1)" "$(m 2)" "$(m 3)" "$(m 4)" "$(m 5)" \
+            "$(awk '{print $6}' "$work/pairs.txt" | sort -u | paste -sd/)" "$(awk '{print $7}' "$work/pairs.txt" | sort -u | paste -sd/)"
+        awk -v c="$col" '{printf "    %s pair %d: engine %.1f  fio %.1f  ratio %.3f  (load %s / %s)\n", c, NR, $1, $2, $3, $8, $9}' "$work/pairs.txt" >&2
     done
-done
-med() { awk -v c="$2" '{print $c}' "$1" | median; }
-q_ours=$(med "$work/q_ours.txt" 1); q_fio=$(med "$work/q_fio.txt" 1); q_bare=$(med "$work/q_bare.txt" 1)
-cpu_io() { awk '{ if ($2 > 0) print $3 / $2 * 1e6 }' "$1" | median; }
-printf '\n%s\n' "one-at-a-time 4 KiB reads on $tmpfs_dir (psync), ${runtime}s, median of $pairs rotated runs"
-printf '%-22s %12s %10s\n' "" IOPS "cpu/io"
-printf '%-22s %12.0f %8.2fus\n' "engine (psync)" "$q_ours" "$(cpu_io "$work/q_ours.txt")"
-printf '%-22s %12.0f %8.2fus\n' "fio psync" "$q_fio" "$(cpu_io "$work/q_fio.txt")"
-printf '%-22s %12.0f %8.2fus\n' "bare pread loop" "$q_bare" "$(cpu_io "$work/q_bare.txt")"
-awk -v o="$q_ours" -v f="$q_fio" -v b="$q_bare" 'BEGIN {
-    printf "IOPS:       engine / fio psync = %.3f (target > 1)   engine / bare loop = %.3f (target >= 0.95)   bare / fio = %.3f\n", o / f, o / b, b / f }'
-# On a busy machine IOPS mostly say how much CPU each run got; I/Os per CPU-second do not.
-awk -v o="$(cpu_io "$work/q_ours.txt")" -v f="$(cpu_io "$work/q_fio.txt")" -v b="$(cpu_io "$work/q_bare.txt")" 'BEGIN {
-    printf "per CPU-s:  engine / fio psync = %.3f                engine / bare loop = %.3f                    bare / fio = %.3f\n", f / o, b / o, f / b }'
-for who in ours fio bare; do
-    awk -v w="$who" '{printf "    %s run %d: %.0f IOPS, %.2fus CPU per I/O\n", w, NR, $1, ($2 > 0 ? $3 / $2 * 1e6 : 0)}' "$work/q_$who.txt" >&2
-done
+}
+
+# Tutorial lines: id | options (the file and the time are added).
+tutorial_lines() {
+    cat <<'EOF'
+write|--name=seqwrite --rw=write --bs=1m --iodepth=32 --numjobs=1 --ioengine=libaio --direct=1
+randwrite-fdatasync|--name=randsync --rw=randwrite --bs=4k --fdatasync=1 --ioengine=psync --direct=1
+randrw|--name=fiotest --rw=randrw --rwmixread=75 --bs=4k --iodepth=64 --ioengine=libaio --direct=1
+read|--name=seqread --rw=read --bs=1m --iodepth=32 --numjobs=1 --ioengine=libaio --direct=1
+randread-2x16-libaio|--name=rr --rw=randread --bs=4k --iodepth=16 --numjobs=2 --ioengine=libaio --direct=1
+randread-2x16-psync|--name=rr --rw=randread --bs=4k --iodepth=16 --numjobs=2 --ioengine=psync --direct=1
+EOF
+}
+
+# fio JSON -> "iops p99_ns mean_ns": the main direction (reads when the job reads); with
+# fdatasync the sync's mean is added to the write's (fio reports them apart).
+fio_line_figures() {
+    jq -r '.jobs[0] as $j
+        | (if $j.read.total_ios > 0 then $j.read else $j.write end) as $d
+        | ($j.read.iops + $j.write.iops) as $iops
+        | ($d.lat_ns.percentile["99.000000"] // 0) as $p99
+        | ($d.lat_ns.mean + (if $j.read.total_ios == 0 then ($j.sync.lat_ns.mean // 0) else 0 end)) as $mean
+        | "\($iops) \($p99) \($mean)"' "$1"
+}
+ours_line_figures() {
+    jq -r '.tests[0] as $t
+        | (if $t.read != null then $t.read else $t.write end) as $d
+        | ((($t.read.iops) // 0) + (($t.write.iops) // 0)) as $iops
+        | "\($iops) \($d.lat_ns.p99) \($d.lat_ns.mean)"' "$1"
+}
+
+fio_mode() {
+    echo "tutorial lines: engine vs fio in $dir, ${runtime}s time-based, size $size, $pairs alternating pairs" >&2
+    tutorial_lines >"$work/lines"
+    printf '\n%s\n' "cargo diskbench fio vs fio, $dir ($(findmnt -no FSTYPE -T "$dir" | head -1)), ${runtime}s, size $size, median of $pairs alternating pairs (p99 and mean: issue to completion)"
+    printf '%-22s %10s %10s %7s %10s %10s %7s %10s %10s %7s\n' line "IOPS eng" "IOPS fio" ratio "p99 eng" "p99 fio" ratio "mean eng" "mean fio" ratio
+    while IFS='|' read -r id opts; do
+        : >"$work/l.ours"; : >"$work/l.fio"
+        f=$work/tutorial.dat
+        common="--filename=$f --size=$size --time_based --runtime=$runtime --group_reporting"
+        for ((p = 1; p <= pairs; p++)); do
+            order="fio ours"; [ $((p % 2)) -eq 0 ] && order="ours fio"
+            for who in $order; do
+                rm -f "$f" # neither tool meets the other's file: each prepares its own, its way
+                if [ "$who" = fio ]; then
+                    # shellcheck disable=SC2086
+                    fio $opts $common --lat_percentiles=1 --output-format=json --output="$work/l.json" >/dev/null
+                    echo "$(fio_line_figures "$work/l.json") $(load | cut -d' ' -f1)" >>"$work/l.fio"
+                else
+                    # shellcheck disable=SC2086
+                    "$bin" fio $opts $common --output-format=json --output="$work/l.json" 2>"$work/ours.err" \
+                        || { cat "$work/ours.err" >&2; exit 1; }
+                    echo "$(ours_line_figures "$work/l.json") $(load | cut -d' ' -f1)" >>"$work/l.ours"
+                fi
+            done
+        done
+        rm -f "$f"
+        paste -d' ' "$work/l.ours" "$work/l.fio" | awk '{
+            print $1, $5, ($5 > 0 ? $1 / $5 : 0), $2, $6, ($6 > 0 ? $2 / $6 : 0), $3, $7, ($7 > 0 ? $3 / $7 : 0), $4, $8 }' >"$work/pairs.txt"
+        m() { awk -v c="$1" '{print $c}' "$work/pairs.txt" | median; }
+        printf '%-22s %10.0f %10.0f %7.3f %8.0fus %8.0fus %7.3f %8.0fus %8.0fus %7.3f\n' "$id" "$(m 1)" "$(m 2)" "$(m 3)" \
+            "$(awk "BEGIN{print $(m 4) / 1000}")" "$(awk "BEGIN{print $(m 5) / 1000}")" "$(m 6)" \
+            "$(awk "BEGIN{print $(m 7) / 1000}")" "$(awk "BEGIN{print $(m 8) / 1000}")" "$(m 9)"
+        awk -v c="$id" '{printf "    %s pair %d: IOPS %.0f vs %.0f (%.3f)  p99 %.0f vs %.0f us (%.3f)  (load %s / %s)\n", c, NR, $1, $2, $3, $4/1000, $5/1000, $6, $10, $11}' "$work/pairs.txt" >&2
+    done <"$work/lines"
+}
+
+prep_mode() {
+    printf '\n%s\n' "write columns on a new fallocated file vs a file written before, $dir ($(findmnt -no FSTYPE -T "$dir" | head -1)), ${runtime}s + ${ramp}s ramp, size $size, median of $pairs rotated runs"
+    printf '%-11s %14s %14s %14s %14s\n' column "engine fresh" "fio fresh" "engine overwr" "fio overwr"
+    for col in rand-write sync-write; do
+        for v in ours-fresh fio-fresh ours-over fio-over; do : >"$work/p.$v"; done
+        f=$work/prep.dat
+        for ((p = 1; p <= pairs; p++)); do
+            case $((p % 4)) in
+                1) order="fio-fresh ours-fresh fio-over ours-over" ;;
+                2) order="ours-fresh fio-over ours-over fio-fresh" ;;
+                3) order="fio-over ours-over fio-fresh ours-fresh" ;;
+                0) order="ours-over fio-fresh ours-fresh fio-over" ;;
+            esac
+            for v in $order; do
+                rm -f "$f"
+                extra=; case $v in *-over) extra=--overwrite=1 ;; esac
+                opts="--name=$col $(column_opts "$col") --filename=$f --size=$size --time_based --runtime=$runtime --ramp_time=$ramp --group_reporting --ioengine=libaio --direct=1 $extra"
+                case $v in
+                    fio-*)
+                        # shellcheck disable=SC2086
+                        fio $opts --output-format=json --output="$work/p.json" >/dev/null
+                        fio_figures "$work/p.json" iops | awk '{print $1}' >>"$work/p.$v" ;;
+                    ours-*)
+                        # shellcheck disable=SC2086
+                        "$bin" fio $opts --output-format=json --output="$work/p.json" 2>"$work/ours.err" \
+                            || { cat "$work/ours.err" >&2; exit 1; }
+                        ours_figures "$work/p.json" 0 iops | awk '{print $1}' >>"$work/p.$v" ;;
+                esac
+            done
+            echo "  $col pass $p done (load $(load))" >&2
+        done
+        rm -f "$f"
+        printf '%-11s %14.0f %14.0f %14.0f %14.0f\n' "$col" "$(median <"$work/p.ours-fresh")" "$(median <"$work/p.fio-fresh")" \
+            "$(median <"$work/p.ours-over")" "$(median <"$work/p.fio-over")"
+        for v in ours-fresh fio-fresh ours-over fio-over; do echo "    $col $v: $(paste -sd' ' "$work/p.$v")" >&2; done
+    done
+}
+
+qd1_mode() {
+    command -v cc >/dev/null || { echo "vs-fio.sh: cc is needed for qd1 (apt-get install gcc)" >&2; exit 2; }
+    local shm_file=$work/qd1.dat shm_bytes=$((256 * 1024 * 1024))
+    cc -O2 -o "$work/bare_pread" "$repo/bench/bare_pread.c"
+    fio --name=layout --filename="$shm_file" --size=256m --rw=write --bs=1m --refill_buffers --output=/dev/null
+    local qd1="--name=qd1-read --filename=$shm_file --size=256m --rw=randread --bs=4k --iodepth=1
+         --numjobs=1 --time_based --runtime=$runtime --ramp_time=$ramp --ioengine=psync"
+    : >"$work/q_ours.txt"; : >"$work/q_fio.txt"; : >"$work/q_bare.txt"
+    for ((p = 1; p <= pairs; p++)); do
+        case $((p % 3)) in 1) order="fio ours bare" ;; 2) order="ours bare fio" ;; 0) order="bare fio ours" ;; esac
+        for who in $order; do
+            case $who in
+                fio)
+                    # shellcheck disable=SC2086
+                    fio $qd1 --output-format=json --output="$work/fio.json" >/dev/null
+                    fio_figures "$work/fio.json" iops >>"$work/q_fio.txt" ;;
+                ours)
+                    # shellcheck disable=SC2086
+                    "$bin" fio $qd1 --output-format=json --output="$work/ours.json" 2>"$work/ours.err" \
+                        || { cat "$work/ours.err" >&2; exit 1; }
+                    ours_figures "$work/ours.json" 0 iops | awk '{print $1, $2, $3}' >>"$work/q_ours.txt" ;;
+                bare)
+                    sleep "$ramp" # the same pause the others spend ramping
+                    "$work/bare_pread" "$shm_file" "$shm_bytes" 4096 "$runtime" \
+                        | sed 's/[a-z_]*=//g' | awk '{print $1, $2, $4}' >>"$work/q_bare.txt" ;;
+            esac
+        done
+    done
+    med() { awk -v c="$2" '{print $c}' "$1" | median; }
+    cpu_io() { awk '{ if ($2 > 0) print $3 / $2 * 1e6 }' "$1" | median; }
+    printf '\n%s\n' "one-at-a-time 4 KiB reads in $dir (psync), ${runtime}s, median of $pairs rotated runs"
+    for who in ours fio bare; do
+        printf '%-6s %12.0f IOPS %8.2fus CPU per I/O\n' "$who" "$(med "$work/q_$who.txt" 1)" "$(cpu_io "$work/q_$who.txt")"
+    done
+}
+
+case $mode in
+    suite) suite_mode ;;
+    fio) fio_mode ;;
+    prep) prep_mode ;;
+    qd1) qd1_mode ;;
+esac
+echo "load average at the end: $(load)"

@@ -341,6 +341,11 @@ pub fn latency(ns: u64) -> String {
     engine::units::format_ns(ns)
 }
 
+/// What to do when a column's passes disagree by more than 5 % (also on the methodology page).
+pub const SPREAD_ADVICE: &str = "a spread above 5% means this machine does not repeat that \
+figure yet: run more passes (--repeat 5), measure longer (--runtime 20), and run on a quiet \
+machine (no other jobs, no builds); report the median with its spread";
+
 /// The end-of-run table: one row per column, then the fallbacks and notes.
 pub fn table(tests: &[TestResult]) -> String {
     let mut rows: Vec<[String; 5]> = vec![[
@@ -361,7 +366,14 @@ pub fn table(tests: &[TestResult]) -> String {
         let spread = t
             .repeats
             .as_ref()
-            .map(|r| format!("{:.1}% over {}", r.spread_pct, r.runs))
+            .map(|r| {
+                let verdict = if r.spread_pct <= engine::suite::REPEATABLE_SPREAD_PCT {
+                    "within 5%"
+                } else {
+                    "NOT within 5%"
+                };
+                format!("{:.1}% over {} ({verdict})", r.spread_pct, r.runs)
+            })
             .unwrap_or_else(|| "-".into());
         rows.push([
             t.id.clone(),
@@ -393,6 +405,19 @@ pub fn table(tests: &[TestResult]) -> String {
             .collect();
         out.push_str(line.join("  ").trim_end());
         out.push('\n');
+    }
+    if sorted.iter().any(|t| {
+        t.repeats
+            .as_ref()
+            .is_some_and(|r| r.spread_pct > engine::suite::REPEATABLE_SPREAD_PCT)
+    }) {
+        out.push_str(SPREAD_ADVICE);
+        out.push('\n');
+    }
+    for t in &sorted {
+        if let Some(c) = &t.cache_suspect {
+            out.push_str(&format!("{}: cache-served: {c}\n", t.id));
+        }
     }
     for t in &sorted {
         if let Some(f) = &t.engine.fallback {

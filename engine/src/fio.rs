@@ -18,6 +18,7 @@ use std::time::Duration;
 use anyhow::Result;
 
 use crate::error::usage;
+use crate::fileprep::{Fallocate, PrepOptions};
 use crate::job::{EngineChoice, JobSpec, Layout, Pattern, SyncMode, Termination};
 
 /// fio's seed when `randrepeat` is on and no `randseed` is given (`FIO_RANDSEED`, 0x89).
@@ -105,6 +106,26 @@ const OPTIONS: &[OptionDef] = &[
     ),
     opt("randseed", Takes::Value, "seed for random offsets"),
     opt(
+        "fallocate",
+        Takes::Value,
+        "how a new file is allocated: native (default), posix, keep, truncate, none",
+    ),
+    opt(
+        "overwrite",
+        Takes::Flag,
+        "write jobs: lay the file out with data first (default 0: a new allocated file)",
+    ),
+    opt(
+        "create_on_open",
+        Takes::Flag,
+        "create the file when the job opens it; nothing laid out or allocated",
+    ),
+    opt(
+        "pre_read",
+        Takes::Flag,
+        "read the files once before the job (fills the page cache when buffered)",
+    ),
+    opt(
         "gtod_reduce",
         Takes::Flag,
         "accepted, no effect: every I/O is always timed",
@@ -186,6 +207,9 @@ pub struct FioInvocation {
     pub ioengine: String,
     /// The file(s) existed before the run (with `--filename`); fio leaves its files in place.
     pub filename_given: bool,
+    /// How the files are prepared: `--fallocate`, `--overwrite`, `--create_on_open`,
+    /// `--pre_read` (fio's defaults when not given).
+    pub prep: PrepOptions,
 }
 
 /// One `--opt[=value]` as given.
@@ -691,6 +715,28 @@ pub fn parse(args: &[String]) -> Result<FioInvocation> {
     let output = path_value(&given, "output")?;
     let results_dir = path_value(&given, "results")?;
 
+    let fallocate = match value(&given, "fallocate") {
+        None => Fallocate::default(),
+        Some((o, v)) => Fallocate::parse(v).ok_or_else(|| {
+            usage(format!(
+                "--{o}={v}: use native (fio's default), posix, keep, truncate or none (0/1 as in fio)"
+            ))
+        })?,
+    };
+    let prep = PrepOptions {
+        fallocate,
+        overwrite: flag(&given, "overwrite")?.unwrap_or(false),
+        create_on_open: flag(&given, "create_on_open")?.unwrap_or(false),
+        pre_read: flag(&given, "pre_read")?.unwrap_or(false),
+    };
+    if prep.pre_read && direct {
+        notes.push(
+            "--pre_read with --direct=1: the pre-read fills the page cache, which O_DIRECT \
+             reads bypass (as in fio)"
+                .into(),
+        );
+    }
+
     let job = JobSpec {
         name,
         pattern,
@@ -714,6 +760,7 @@ pub fn parse(args: &[String]) -> Result<FioInvocation> {
         command_line: args.to_vec(),
         ioengine,
         filename_given: filename.is_some(),
+        prep,
     })
 }
 
@@ -1038,6 +1085,38 @@ mod tests {
                 region_per_job: false
             }
         );
+    }
+
+    #[test]
+    fn file_preparation_options_follow_fio() {
+        let p = parse_line("--name=a --size=1m --rw=write").unwrap().prep;
+        assert_eq!(p, PrepOptions::default());
+        assert_eq!(p.fallocate, Fallocate::Native);
+        let p = parse_line(
+            "--name=a --size=1m --rw=write --fallocate=none --overwrite=1 --create_on_open \
+             --pre_read=1",
+        )
+        .unwrap()
+        .prep;
+        assert_eq!(
+            p,
+            PrepOptions {
+                fallocate: Fallocate::None,
+                overwrite: true,
+                create_on_open: true,
+                pre_read: true
+            }
+        );
+        assert_eq!(
+            parse_line("--name=a --size=1m --fallocate=1")
+                .unwrap()
+                .prep
+                .fallocate,
+            Fallocate::Posix
+        );
+        assert!(err("--name=a --size=1m --fallocate=maybe").contains("--fallocate=maybe"));
+        assert!(err("--name=a --size=1m --overwrite=2").contains("--overwrite=2"));
+        assert!(err("--name=a --size=1m --file_append=1").contains("--file_append"));
     }
 
     #[test]

@@ -29,7 +29,9 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+// What a storage class can physically deliver (figures above it came from a cache).
 pub mod cancel;
+pub mod ceiling;
 pub mod cgroup;
 pub mod error;
 pub mod input;
@@ -59,6 +61,10 @@ pub mod runner;
 pub mod suite;
 #[cfg(feature = "measure")]
 pub mod testfile;
+
+// How a test file is prepared (fio's fallocate modes, FIEMAP).
+#[cfg(feature = "measure")]
+pub mod fileprep;
 
 // fio's command-line syntax read into a job (`cargo diskbench fio`).
 #[cfg(feature = "measure")]

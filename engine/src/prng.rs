@@ -70,29 +70,81 @@ pub fn random_seed() -> u64 {
     splitmix64(t ^ ((std::process::id() as u64) << 32))
 }
 
-/// Random block-aligned offsets inside a region of a file.
+/// Random block-aligned offsets inside a region of a file: every block once per pass over
+/// the region, in a new random order each pass. This is fio's default (its random map,
+/// `norandommap=0`), and it matters for writes into a new file: every write of the first pass
+/// meets a block never written, as fio's do, where draws with replacement would hit blocks
+/// already converted more and more often and read faster than fio on the same disk.
 #[derive(Clone, Debug)]
 pub struct OffsetGen {
     rng: FastRng,
     region_start: u64,
     block_size: u64,
     blocks: u64,
+    /// The permutation walks `0 .. 1 << bits` and skips values >= `blocks`.
+    bits: u32,
+    counter: u64,
+    /// This pass's bijection on `bits`-bit numbers: odd multipliers and an offset.
+    mul1: u64,
+    mul2: u64,
+    add: u64,
 }
 
 impl OffsetGen {
     /// Offsets of whole blocks in `region_start .. region_start + region_len`.
     pub fn new(rng: FastRng, region_start: u64, region_len: u64, block_size: u64) -> OffsetGen {
-        OffsetGen {
+        let blocks = (region_len / block_size).max(1);
+        let bits = 64 - (blocks - 1).leading_zeros();
+        let mut g = OffsetGen {
             rng,
             region_start,
             block_size,
-            blocks: (region_len / block_size).max(1),
+            blocks,
+            bits,
+            counter: 0,
+            mul1: 1,
+            mul2: 1,
+            add: 0,
+        };
+        g.new_pass();
+        g
+    }
+
+    fn new_pass(&mut self) {
+        self.mul1 = self.rng.next_u64() | 1;
+        self.mul2 = self.rng.next_u64() | 1;
+        self.add = self.rng.next_u64();
+        self.counter = 0;
+    }
+
+    /// A bijection on `0 .. 1 << bits`: multiply by an odd number, add, xorshift, multiply,
+    /// xorshift (each step is invertible modulo 2^bits).
+    #[inline]
+    fn permute(&self, i: u64) -> u64 {
+        if self.bits == 0 {
+            return 0;
         }
+        let mask = u64::MAX >> (64 - self.bits);
+        let shift = self.bits.div_ceil(2);
+        let mut x = i.wrapping_mul(self.mul1).wrapping_add(self.add) & mask;
+        x ^= x >> shift;
+        x = x.wrapping_mul(self.mul2) & mask;
+        x ^ (x >> shift)
     }
 
     #[inline]
     pub fn next_offset(&mut self) -> u64 {
-        self.region_start + self.rng.below(self.blocks) * self.block_size
+        loop {
+            let v = self.permute(self.counter);
+            self.counter += 1;
+            if self.counter >> self.bits != 0 {
+                self.new_pass();
+            }
+            // At most half the values are skipped: two tries per offset on average at worst.
+            if v < self.blocks {
+                return self.region_start + v * self.block_size;
+            }
+        }
     }
 
     pub fn rng(&mut self) -> &mut FastRng {
@@ -125,6 +177,26 @@ mod tests {
             buckets[((o - (1 << 20)) / (4 << 20)) as usize] += 1;
         }
         assert!(buckets.iter().all(|&b| b > 5_000), "{buckets:?}");
+    }
+
+    #[test]
+    fn every_block_once_per_pass_like_fios_random_map() {
+        for blocks in [1u64, 2, 3, 1000, 4096, 5000] {
+            let mut g = OffsetGen::new(FastRng::new(blocks), 0, blocks * 4096, 4096);
+            for _pass in 0..3 {
+                let mut seen = vec![false; blocks as usize];
+                for _ in 0..blocks {
+                    let b = (g.next_offset() / 4096) as usize;
+                    assert!(!seen[b], "block {b} twice in one pass of {blocks}");
+                    seen[b] = true;
+                }
+            }
+        }
+        // The order is not sequential: neighbours in the sequence are rarely neighbours on disk.
+        let mut g = OffsetGen::new(FastRng::new(9), 0, 4096 * 4096, 4096);
+        let v: Vec<u64> = (0..4096).map(|_| g.next_offset() / 4096).collect();
+        let adjacent = v.windows(2).filter(|w| w[0].abs_diff(w[1]) == 1).count();
+        assert!(adjacent < 20, "{adjacent} adjacent pairs");
     }
 
     #[test]

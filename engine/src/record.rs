@@ -318,6 +318,10 @@ pub struct Device {
     /// Names of the devices below this one (partition parent, dm/md slaves).
     #[serde(default)]
     pub members: Vec<String>,
+    /// For a PCIe (NVMe) disk: what its link carries, bytes per second, from the kernel's
+    /// `current_link_speed` x `current_link_width` less the line encoding.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pcie_link_bytes_s: Option<u64>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
@@ -361,6 +365,14 @@ pub struct TestResult {
     /// With `--repeat N`: each run's headline figure; the stats above are the median run's.
     #[serde(default)]
     pub repeats: Option<Repeats>,
+    /// How the test's file was made ready before it was measured (absent in older records and
+    /// imported ones).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_preparation: Option<FilePreparation>,
+    /// Set when the headline figure is more than the storage the record names can physically
+    /// deliver, so a cache served it: the reason, with the figures (see `engine::ceiling`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_suspect: Option<String>,
 }
 
 impl TestResult {
@@ -467,6 +479,26 @@ pub struct Repeats {
     pub headline: Vec<f64>,
     /// (max - min) / median, in percent.
     pub spread_pct: f64,
+    /// Whether the passes agree within 5 % (`spread_pct` <= 5): when not, the figure is not yet
+    /// repeatable on this machine (more `--repeat`, a longer `--runtime`, a quieter machine).
+    #[serde(default)]
+    pub within_5pct: Option<bool>,
+}
+
+/// How a test file was made ready before the test, as fio makes it (filesetup.c).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct FilePreparation {
+    /// "written": real data laid down before the test (reads; writes with fio's
+    /// `overwrite=1`); "fallocate": a new file allocated with fallocate(2) mode 0, so its
+    /// blocks are reserved but unwritten (fio's default `fallocate=native` for writes);
+    /// "posix-fallocate", "fallocate-keep-size", "truncate" (a new sparse file), "none" (a
+    /// new empty file the writes extend), "existing" (a file already there at full size, used
+    /// as it was), "create-on-open" (created empty when the job opened it).
+    pub method: String,
+    /// The file was created (or emptied) for this test.
+    pub fresh: bool,
+    /// One sentence: what was done, and anything the filesystem refused.
+    pub detail: String,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

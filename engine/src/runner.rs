@@ -16,12 +16,14 @@ use crate::backend::io_uring::{self as uring, Uring};
 use crate::backend::psync::Psync;
 use crate::backend::{Backend, Completion, Io, IoKind, errno_name, is_refusal};
 use crate::cpu::{CpuTime, mono_ns};
+use crate::fileprep::PrepOptions;
 use crate::hist::LatencyHist;
+use crate::job::format_size;
 use crate::job::{
     DirectIoAlignment, EngineChoice, JobSpec, Layout, Pattern, SyncMode, Termination,
 };
 use crate::prng::{FastRng, OffsetGen};
-use crate::record::{Cpu, DirectionStats, EngineUsed, TestResult};
+use crate::record::{Cpu, DirectionStats, EngineUsed, FilePreparation, TestResult};
 use crate::testfile::{self, AlignedBuf, CreatedFiles, OpenedFile};
 
 /// What a running job tells the caller (the progress bar or the CI log lines).
@@ -63,15 +65,32 @@ pub enum Progress<'a> {
 /// The progress callback type.
 pub type ProgressFn<'a> = dyn FnMut(&Progress<'_>) + 'a;
 
-/// Run one job: validate it (usage errors, exit 2), create and lay out its files as needed,
-/// run it, and return its figures. Files this call created are removed if the job fails or is
-/// interrupted and left in place when it succeeds (as fio does); files that existed are kept.
+/// Run one job: validate it (usage errors, exit 2), create and prepare its files as fio does
+/// by default, run it, and return its figures. Files this call created are removed if the job
+/// fails or is interrupted and left in place when it succeeds (as fio does); files that existed
+/// are kept.
 pub fn run_job(spec: &JobSpec, progress: &mut ProgressFn<'_>) -> Result<TestResult> {
+    run_job_prepared(spec, &PrepOptions::default(), progress)
+}
+
+/// [`run_job`] with fio's file-preparation options (`fallocate`, `overwrite`,
+/// `create_on_open`, `pre_read`); see `fileprep` for what each does.
+pub fn run_job_prepared(
+    spec: &JobSpec,
+    prep: &PrepOptions,
+    progress: &mut ProgressFn<'_>,
+) -> Result<TestResult> {
     testfile::ignore_sigxfsz();
     let align = spec.validate()?;
     let files = spec.files();
-    testfile::check_free_space(&files, "--size")?;
+    if !prep.create_on_open {
+        testfile::check_free_space(&files, "--size")?;
+    }
     let mut created = CreatedFiles::default();
+    let lengths: Vec<Option<u64>> = files
+        .iter()
+        .map(|(p, _)| std::fs::metadata(p).ok().map(|m| m.len()))
+        .collect();
     for (path, _) in &files {
         // symlink_metadata: a dangling symlink exists too, and is not ours to remove.
         if std::fs::symlink_metadata(path).is_err() {
@@ -79,20 +98,105 @@ pub fn run_job(spec: &JobSpec, progress: &mut ProgressFn<'_>) -> Result<TestResu
         }
     }
     let opened = open_files(spec, &files)?;
-    if needs_layout(spec.pattern) {
-        for (file, (_, size)) in opened.iter().zip(&files) {
-            lay_out_missing(spec, file, *size, &align, "--size", progress)?;
+    let mut preps = Vec::with_capacity(files.len());
+    for ((file, (_, size)), len) in opened.iter().zip(&files).zip(&lengths) {
+        preps.push(prepare_file(
+            spec, prep, file, *size, *len, &align, progress,
+        )?);
+    }
+    if prep.pre_read {
+        for file in &opened {
+            pre_read(file)?;
         }
     }
-    let result = execute(spec, &align, &opened, progress)?;
+    let mut result = execute(spec, &align, &opened, progress)?;
+    // One job, one description: the first file's (every file of a job is prepared alike).
+    result.file_preparation = preps.into_iter().next();
     created.keep();
     Ok(result)
 }
 
-/// Whether a job needs its files written before it starts: everything but a pure sequential
-/// write (which lays the file out itself, front to back).
+/// Make one file of a job ready the way fio's `setup_files`/`extend_file` would: a file at
+/// full size is used as it is; a missing or shorter one is emptied and allocated (`fallocate`
+/// mode) and, for a job that reads or with `overwrite`, written front to back.
+fn prepare_file(
+    spec: &JobSpec,
+    prep: &PrepOptions,
+    file: &OpenedFile,
+    size: u64,
+    len_before: Option<u64>,
+    align: &DirectIoAlignment,
+    progress: &mut ProgressFn<'_>,
+) -> Result<FilePreparation> {
+    if prep.create_on_open {
+        return Ok(FilePreparation {
+            method: "create-on-open".into(),
+            fresh: len_before.is_none(),
+            detail: "nothing prepared: the job created or opened the file as it started \
+                     (fio --create_on_open=1)"
+                .into(),
+        });
+    }
+    // Whole blocks only: the job never touches a tail shorter than one O_DIRECT unit.
+    let unit = align.offset.max(1);
+    let whole = size - size % unit;
+    if let Some(len) = len_before
+        && len >= whole
+    {
+        return Ok(FilePreparation {
+            method: "existing".into(),
+            fresh: false,
+            detail: format!(
+                "the file was already there ({}) and was used as it was, as fio does",
+                format_size(len)
+            ),
+        });
+    }
+    let lays_out = spec.pattern.reads() || prep.overwrite;
+    let mut p = crate::fileprep::fresh_allocated(file, size, prep.fallocate)?;
+    if lays_out {
+        // From 0: the allocation above already gave the file its full length.
+        lay_out_range(spec, file, 0, whole, align, "--size", progress)?;
+        p.method = "written".into();
+        p.detail = format!(
+            "{} of real, incompressible data written before the job (unmeasured){}",
+            format_size(whole),
+            if spec.pattern.reads() {
+                ", as fio lays out a file for a job that reads"
+            } else {
+                ", as fio does with --overwrite=1"
+            }
+        );
+    }
+    Ok(p)
+}
+
+/// fio's `pre_read`: read the whole file once before the job, through the page cache.
+fn pre_read(file: &OpenedFile) -> Result<()> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(&file.path)
+        .with_context(|| format!("--pre_read: cannot open {}", file.path.display()))?;
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        if crate::cancel::requested() {
+            return Err(crate::error::interrupted());
+        }
+        match f.read(&mut buf) {
+            Ok(0) => return Ok(()),
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                return Err(e)
+                    .with_context(|| format!("--pre_read: cannot read {}", file.path.display()));
+            }
+        }
+    }
+}
+
+/// Whether a job needs its files written before it starts (with fio's defaults): a job that
+/// reads. A pure write job gets a new allocated file (see `fileprep`).
 pub fn needs_layout(pattern: Pattern) -> bool {
-    pattern != Pattern::Write
+    pattern.reads()
 }
 
 /// Open every file of the job (O_DIRECT where asked and accepted).
@@ -120,8 +224,29 @@ pub fn lay_out_missing(
     // Aligned start and end, so O_DIRECT accepts every write. The job never touches the tail
     // past the last whole block, so rounding the end down leaves nothing unwritten it reads.
     let unit = align.offset.max(1);
-    let from = len - len % unit;
-    let size = size - size % unit;
+    lay_out_range(
+        spec,
+        file,
+        len - len % unit,
+        size,
+        align,
+        size_option,
+        progress,
+    )
+}
+
+/// Write `file` from `from` to `to` (rounded down to whole direct-I/O units), unmeasured.
+pub fn lay_out_range(
+    spec: &JobSpec,
+    file: &OpenedFile,
+    from: u64,
+    to: u64,
+    align: &DirectIoAlignment,
+    size_option: &str,
+    progress: &mut ProgressFn<'_>,
+) -> Result<()> {
+    let unit = align.offset.max(1);
+    let size = to - to % unit;
     if from >= size {
         return Ok(());
     }
@@ -395,6 +520,8 @@ fn summarise(
         },
         notes,
         repeats: None,
+        file_preparation: None,
+        cache_suspect: None,
     }
 }
 

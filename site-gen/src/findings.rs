@@ -91,7 +91,31 @@ pub fn findings(ds: &Dataset) -> Vec<Finding> {
     same_cpu(ds, &mut out);
     provisioned(ds, &mut out);
     class_ranges(ds, &mut out);
+    cache_served(ds, &mut out);
     out
+}
+
+/// Figures above what the runner's storage can physically deliver: named once, with the
+/// reason, and left out of the extremes and class ranges above.
+fn cache_served(ds: &Dataset, out: &mut Vec<Finding>) {
+    for r in &ds.runners {
+        for c in ColumnId::ALL {
+            let Some(f) = r.column(c) else { continue };
+            let Some(why) = &f.cache_suspect else {
+                continue;
+            };
+            let mut s = Sentence::default();
+            s.t("Served by a cache, not a disk: ")
+                .runner(r)
+                .t(&format!(" {} ", lower_title(c)))
+                .fig(&fmt_headline(c, f.median))
+                .t(&format!(
+                    " ({}, {why}); left out of the disk comparisons.",
+                    r.class.title()
+                ));
+            out.push(s.done("cache-suspect"));
+        }
+    }
 }
 
 fn archs(ds: &Dataset) -> Vec<String> {
@@ -109,21 +133,21 @@ fn extremes(ds: &Dataset, out: &mut Vec<Finding>) {
                 .runners
                 .iter()
                 .filter(|r| {
-                    r.arch == arch && r.class != StorageClass::Tmpfs && r.column(c).is_some()
+                    r.arch == arch && r.class != StorageClass::Tmpfs && r.disk_column(c).is_some()
                 })
                 .collect();
             if disks.len() < 2 {
                 continue;
             }
             disks.sort_by(|a, b| {
-                b.column(c)
+                b.disk_column(c)
                     .unwrap()
                     .median
-                    .total_cmp(&a.column(c).unwrap().median)
+                    .total_cmp(&a.disk_column(c).unwrap().median)
                     .then_with(|| a.label.cmp(&b.label))
             });
             let (best, worst) = (disks[0], disks[disks.len() - 1]);
-            let (fb, fw) = (best.column(c).unwrap(), worst.column(c).unwrap());
+            let (fb, fw) = (best.disk_column(c).unwrap(), worst.disk_column(c).unwrap());
             if fw.median <= 0.0 {
                 continue;
             }
@@ -172,9 +196,9 @@ fn tmpfs_vs_disk(ds: &Dataset, out: &mut Vec<Finding>) {
                 c,
             );
             let disk = best_in(
-                ds.runners
-                    .iter()
-                    .filter(|r| r.arch == arch && r.class != StorageClass::Tmpfs),
+                ds.runners.iter().filter(|r| {
+                    r.arch == arch && r.class != StorageClass::Tmpfs && r.disk_column(c).is_some()
+                }),
                 c,
             );
             let (Some(t), Some(d)) = (tmpfs, disk) else {
@@ -358,7 +382,7 @@ fn class_ranges(ds: &Dataset, out: &mut Vec<Finding>) {
         for c in ColumnId::ALL {
             let v: Vec<f64> = rs
                 .iter()
-                .filter_map(|r| r.column(c))
+                .filter_map(|r| r.disk_column(c))
                 .map(|f| f.median)
                 .collect();
             if v.is_empty() {

@@ -393,6 +393,8 @@ pub fn csv_records(text: &str, source_file: &str) -> std::result::Result<Vec<Rec
                 cpu: Cpu::default(),
                 notes: vec!["published figure, not measured by cargo-diskbench".into()],
                 repeats: None,
+                file_preparation: None,
+                cache_suspect: None,
             });
         }
         if rec.tests.is_empty() {
@@ -773,6 +775,8 @@ pub fn fio_record(
             cpu,
             notes,
             repeats: None,
+            file_preparation: None,
+            cache_suspect: None,
         });
     }
     if rec.tests.is_empty() {

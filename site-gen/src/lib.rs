@@ -21,6 +21,7 @@ pub mod load;
 pub mod model;
 pub mod page_facts;
 pub mod render;
+pub mod runners_json;
 pub mod stats;
 pub mod steps_view;
 pub mod testdata;
@@ -126,6 +127,8 @@ pub fn build_site(opts: &SiteOptions) -> Result<SiteReport> {
     lap("summary pages");
     written += render_runner_pages(&site)?;
     lap("runner pages");
+    runners_json::write(&ds, &folder.staging)?;
+    written += 1;
     for (name, bytes) in &theme.assets {
         render::write_file(&folder.staging, &format!("assets/{name}"), bytes)?;
     }

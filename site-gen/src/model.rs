@@ -23,6 +23,10 @@ pub struct ColumnFigure {
     pub runs: usize,
     /// Median of the runs' p99 latencies, where they have one.
     pub p99_ns: Option<f64>,
+    /// Why the median cannot have come from the storage the runner claims (a cache served
+    /// it; `engine::ceiling`). Such a figure is shown with its mark but kept out of the disk
+    /// extremes and class ranges.
+    pub cache_suspect: Option<String>,
 }
 
 impl ColumnFigure {
@@ -123,6 +127,11 @@ pub struct RunnerSummary {
 impl RunnerSummary {
     pub fn column(&self, c: ColumnId) -> Option<&ColumnFigure> {
         self.columns[col_index(c)].as_ref()
+    }
+
+    /// The column's figure when a disk can have produced it (not marked as cache-served).
+    pub fn disk_column(&self, c: ColumnId) -> Option<&ColumnFigure> {
+        self.column(c).filter(|f| f.cache_suspect.is_none())
     }
 }
 
@@ -279,6 +288,7 @@ fn summarise(
             max: heads.iter().copied().fold(f64::NEG_INFINITY, f64::max),
             runs: heads.len(),
             p99_ns: median(&p99s),
+            cache_suspect: cache_suspect(records, &runs, c, med),
         })
     });
     let mut step_walls: BTreeMap<&str, (String, Vec<f64>, usize)> = BTreeMap::new();
@@ -345,6 +355,31 @@ fn summarise(
         runs,
         score: 0.0,
     }
+}
+
+/// A column's median above what the newest run's storage can deliver, or marked so by most of
+/// the runs themselves (our own runs record the mark with the PCIe link they saw).
+fn cache_suspect(
+    records: &[LoadedRecord],
+    runs: &[usize],
+    c: ColumnId,
+    med: f64,
+) -> Option<String> {
+    let newest = &records[runs[0]].record;
+    if let Some(ceiling) = engine::ceiling::ceiling(&newest.storage)
+        && let Some(why) = engine::ceiling::exceeds(c, med, &ceiling)
+    {
+        return Some(why);
+    }
+    let marks: Vec<&String> = runs
+        .iter()
+        .filter_map(|&i| records[i].record.test(c)?.cache_suspect.as_ref())
+        .collect();
+    let with_figure = runs
+        .iter()
+        .filter(|&&i| records[i].record.test(c).is_some())
+        .count();
+    (marks.len() * 2 > with_figure).then(|| marks[0].clone())
 }
 
 fn score(runners: &mut [RunnerSummary]) {

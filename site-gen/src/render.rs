@@ -79,6 +79,8 @@ struct Cell {
     spread: String,
     bar: f64,
     missing: bool,
+    /// Why the figure is a cache's, not the disk's (empty when it is the disk's).
+    cache: String,
 }
 
 #[derive(Serialize)]
@@ -114,6 +116,7 @@ impl Site<'_> {
                     .unwrap_or_default(),
                 bar: bar_pct(f.median, self.scales[col_index(c)]),
                 missing: false,
+                cache: f.cache_suspect.clone().unwrap_or_default(),
             },
             None => Cell {
                 col: c.as_str(),
@@ -123,6 +126,7 @@ impl Site<'_> {
                 spread: String::new(),
                 bar: 0.0,
                 missing: true,
+                cache: String::new(),
             },
         }
     }
@@ -210,6 +214,7 @@ impl Site<'_> {
             "same-cpu",
             "provisioned",
             "class-range",
+            "cache-suspect",
         ];
         let finding_groups: Vec<Value> = kinds
             .iter()
@@ -480,6 +485,7 @@ fn finding_title(kind: &str) -> &'static str {
         "tmpfs" => "Memory against disk",
         "same-cpu" => "Same CPU, different storage",
         "provisioned" => "Provisioned against default volumes",
+        "cache-suspect" => "Figures no disk can produce (served by a cache)",
         _ => "Each storage class's range",
     }
 }

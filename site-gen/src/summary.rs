@@ -538,7 +538,7 @@ mod tests {
         };
         let md = markdown(&record);
         assert!(md.contains("### What-if experiments"), "{md}");
-        assert!(md.contains("| iops-capped | 5.8 s | 15.60x |"), "{md}");
+        assert!(md.contains("| iops-capped | 5.78 s | 15.60x |"), "{md}");
         assert!(
             md.contains("latency by experiment (inferred from its signals: cpu)"),
             "{md}"

@@ -479,6 +479,8 @@ impl Fleet {
             },
             notes: Vec::new(),
             repeats: None,
+            file_preparation: None,
+            cache_suspect: None,
         }
     }
 

@@ -158,7 +158,7 @@ fn run_job(inv: &FioInvocation) -> Result<TestResult> {
             );
         }
     };
-    engine::runner::run_job(&inv.job, &mut progress)
+    engine::runner::run_job_prepared(&inv.job, &inv.prep, &mut progress)
 }
 
 /// The folder the job's files live in, absolute where it can be resolved (the record's

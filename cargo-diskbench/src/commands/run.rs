@@ -281,7 +281,7 @@ pub fn exec(args: RunArgs) -> Result<()> {
             notes.push(f.clone());
         }
     }
-    let record = Record {
+    let mut record = Record {
         schema: SCHEMA.into(),
         id: engine::results::new_id(),
         source: "measured".into(),
@@ -307,6 +307,8 @@ pub fn exec(args: RunArgs) -> Result<()> {
         cpu_reference: Some(engine::steps::cpu_reference()),
         notes,
     };
+    // Figures the storage cannot deliver are marked as cache-served (engine::ceiling).
+    engine::ceiling::mark_record(&mut record);
 
     output::print(&output::table(&record.tests), json_to_stdout);
     if let Some(like) = &record.settings.like {

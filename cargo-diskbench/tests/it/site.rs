@@ -185,6 +185,14 @@ fn generated_records_make_a_complete_safe_site() {
         siblings,
         BTreeSet::from(["results".to_string(), "site".to_string()])
     );
+    // The runners' figures as data (CONTRACT section 5), one entry per runner.
+    let data: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("data/runners.json")).unwrap()).unwrap();
+    assert_eq!(data["schema"], "diskbench.site-runners/1");
+    assert_eq!(
+        data["runners"].as_array().unwrap().len(),
+        fleet.runners.len()
+    );
 
     let pages = check_site(&out);
     for p in [

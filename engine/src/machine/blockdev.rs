@@ -211,7 +211,17 @@ fn read_device(view: &SysView, dir: &str, name: &str) -> Device {
         physical_block_size: num("queue/physical_block_size"),
         raid_level: None,
         members: Vec::new(),
+        pcie_link_bytes_s: pcie_link(view, dir),
     }
+}
+
+/// An NVMe disk's PCIe link, from the PCI function its controller sits on.
+fn pcie_link(view: &SysView, dir: &str) -> Option<u64> {
+    let pci = format!("{dir}/device/device");
+    crate::ceiling::pcie_link_bytes_s(
+        &view.attr(&format!("{pci}/current_link_speed"))?,
+        &view.attr(&format!("{pci}/current_link_width"))?,
+    )
 }
 
 /// `none [mq-deadline] kyber` -> `mq-deadline`.

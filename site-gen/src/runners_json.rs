@@ -1,0 +1,151 @@
+//! `data/runners.json`: every runner's column figures as data, for scripts and other sites
+//! (CONTRACT section 5). A figure a cache served carries the reason in `cache_suspect`.
+
+use std::path::Path;
+
+use anyhow::Result;
+use engine::record::ColumnId;
+use serde_json::{Map, Value, json};
+
+use crate::model::Dataset;
+
+pub const SCHEMA: &str = "diskbench.site-runners/1";
+
+/// The file's contents.
+pub fn runners_json(ds: &Dataset) -> Value {
+    let runners: Vec<Value> = ds
+        .runners
+        .iter()
+        .map(|r| {
+            let mut columns = Map::new();
+            for c in ColumnId::ALL {
+                if let Some(f) = r.column(c) {
+                    columns.insert(
+                        c.as_str().into(),
+                        json!({
+                            "median": f.median,
+                            "p99_ns": f.p99_ns,
+                            "runs": f.runs,
+                            "cache_suspect": f.cache_suspect,
+                        }),
+                    );
+                }
+            }
+            json!({
+                "label": r.label,
+                "slug": r.slug,
+                "class": r.class.as_str(),
+                "arch": r.arch,
+                "imported": r.imported,
+                "columns": columns,
+            })
+        })
+        .collect();
+    json!({ "schema": SCHEMA, "runners": runners })
+}
+
+/// Write `data/runners.json` into the site folder `out`.
+pub fn write(ds: &Dataset, out: &Path) -> Result<()> {
+    let mut bytes = serde_json::to_vec_pretty(&runners_json(ds))?;
+    bytes.push(b'\n');
+    crate::render::write_file(out, "data/runners.json", &bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::LoadedRecord;
+
+    /// Issue 11: published rows of a VM reading 35 GB/s (no disk link carries that), an EBS
+    /// volume at 400 MiB/s and tmpfs at 19 GB/s (memory, never marked). Only the VM's figure is
+    /// marked, in the model, the findings and data/runners.json, and the fastest disk named by
+    /// the findings is not the VM.
+    #[test]
+    fn a_figure_no_disk_can_produce_is_marked_and_kept_out_of_the_disk_findings() {
+        const MIB: f64 = 1024.0 * 1024.0;
+        let header = "date,label,arch,storage_class,seq-read_mib_s,seq-write_mib_s,qd1-read_iops";
+        let rows = [
+            format!("2026-10-08,vm-35gb,arm64,vm,{:.1},900,9000", 35e9 / MIB),
+            "2026-10-08,ebs-400,arm64,ebs,400,350,3000".to_string(),
+            "2026-10-08,slow-ebs,arm64,ebs,120,110,1500".to_string(),
+            format!("2026-10-08,ram,arm64,tmpfs,{:.1},9000,300000", 19e9 / MIB),
+        ];
+        let csv = format!("{header}\n{}\n", rows.join("\n"));
+        let records = crate::import::csv_records(&csv, "generated.csv").unwrap();
+        let ds = Dataset::build(
+            records
+                .into_iter()
+                .map(|record| LoadedRecord {
+                    path: "generated.csv".into(),
+                    record,
+                })
+                .collect(),
+            None,
+        );
+        let marked = |label: &str, c: ColumnId| {
+            ds.runners
+                .iter()
+                .find(|r| r.label == label)
+                .unwrap()
+                .column(c)
+                .unwrap()
+                .cache_suspect
+                .clone()
+        };
+        let why = marked("vm-35gb", ColumnId::SeqRead).expect("the VM's 35 GB/s is marked");
+        assert!(
+            why.contains("PCIe 5.0 x4") && why.contains("cache"),
+            "{why}"
+        );
+        assert_eq!(marked("vm-35gb", ColumnId::SeqWrite), None);
+        assert_eq!(marked("ebs-400", ColumnId::SeqRead), None);
+        assert_eq!(marked("slow-ebs", ColumnId::SeqRead), None);
+        // tmpfs is memory by class: 19 GB/s and 300k one-at-a-time reads are not marked.
+        assert_eq!(marked("ram", ColumnId::SeqRead), None);
+        assert_eq!(marked("ram", ColumnId::Qd1Read), None);
+
+        let findings = crate::findings::findings(&ds);
+        let seq = findings
+            .iter()
+            .find(|f| f.kind == "extremes" && f.text.starts_with("Sequential read, arm64:"))
+            .expect("an extremes finding for sequential reads");
+        assert!(
+            seq.text.contains("ebs-400") && seq.text.contains("slow-ebs"),
+            "{}",
+            seq.text
+        );
+        assert!(!seq.text.contains("vm-35gb"), "{}", seq.text);
+        // The sequential writes of the same VM are a disk's and stay in.
+        let write = findings
+            .iter()
+            .find(|f| f.kind == "extremes" && f.text.starts_with("Sequential write, arm64:"))
+            .unwrap();
+        assert!(
+            write.text.starts_with("Sequential write, arm64: vm-35gb"),
+            "{}",
+            write.text
+        );
+        let cache: Vec<_> = findings
+            .iter()
+            .filter(|f| f.kind == "cache-suspect")
+            .collect();
+        assert_eq!(cache.len(), 1, "{cache:?}");
+        assert!(cache[0].text.contains("vm-35gb"));
+
+        let json = runners_json(&ds);
+        assert_eq!(json["schema"], SCHEMA);
+        let runner = |label: &str| {
+            json["runners"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|r| r["label"] == label)
+                .unwrap()
+                .clone()
+        };
+        assert!(runner("vm-35gb")["columns"]["seq-read"]["cache_suspect"].is_string());
+        assert!(runner("ebs-400")["columns"]["seq-read"]["cache_suspect"].is_null());
+        assert!(runner("ram")["columns"]["seq-read"]["cache_suspect"].is_null());
+        assert_eq!(runner("ram")["class"], "tmpfs");
+    }
+}
