@@ -60,8 +60,9 @@ mkdir -p "$state"
 # /proc/<pid>/environ still holds it, which is why cargo-diskbench runs in another step.)
 auth_header=""
 if [ -n "${DATA_PUSH_TOKEN:-}" ]; then
-  if [ "$phase" = merge ]; then
-    echo "::error title=cargo-diskbench::the merge phase runs cargo-diskbench and must not be given DATA_PUSH_TOKEN"
+  # Only the phases that run git alone take it.
+  if [ "$phase" = merge ] || [ "$phase" = all ]; then
+    echo "::error title=cargo-diskbench::the merge phase runs cargo-diskbench and must not be given DATA_PUSH_TOKEN: run the fetch, merge and push phases as separate steps, the token on fetch and push only"
     exit 2
   fi
   auth_header="AUTHORIZATION: basic $(printf 'x-access-token:%s' "$DATA_PUSH_TOKEN" | base64 | tr -d '\n')"

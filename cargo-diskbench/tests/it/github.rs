@@ -971,6 +971,10 @@ fn the_merge_runs_in_a_phase_without_the_token_and_the_push_retries_without_the_
     let (ok, text) = publish_phase(&remote, &["merge", &artifacts], &tool_path, &token);
     assert!(!ok, "{text}");
     assert!(text.contains("must not be given DATA_PUSH_TOKEN"), "{text}");
+    // Nor is the one-process form, which runs cargo-diskbench too.
+    let (ok, text) = publish_phase(&remote, &[&artifacts], &tool_path, &token);
+    assert!(!ok, "{text}");
+    assert!(text.contains("must not be given DATA_PUSH_TOKEN"), "{text}");
     let (ok, text) = publish_phase(&remote, &["merge", &artifacts], &tool_path, &[]);
     assert!(ok, "{text}");
 
@@ -1982,4 +1986,97 @@ fn the_cargo_build_step_leaves_no_new_cargo_lock_in_the_project() {
         before,
         "the project's lockfile was changed"
     );
+}
+
+/// The queue watchdog's loop, with `sleep`, `date` and `gh` faked (a minute passes per
+/// `date`): it waits while a bench job runs, gives up on the still-queued ones once none runs
+/// and the limit has passed (naming them), and stops without a cancel once every job started.
+#[test]
+fn the_queue_watchdog_gives_up_only_on_jobs_still_queued_after_the_limit() {
+    use std::os::unix::fs::PermissionsExt;
+    let fake = |answers: &[&str], rest: &str, minutes: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        let scripts = [
+            ("sleep", "#!/bin/sh\nexit 0\n".to_string()),
+            (
+                "date",
+                "#!/bin/sh\nn=$(cat \"$FAKE_DIR/clock\" 2>/dev/null || echo 0)\nn=$((n + 60))\n\
+                 echo \"$n\" > \"$FAKE_DIR/clock\"\necho \"$n\"\n"
+                    .to_string(),
+            ),
+            (
+                "gh",
+                "#!/bin/sh\nn=$(cat \"$FAKE_DIR/calls\" 2>/dev/null || echo 0)\nn=$((n + 1))\n\
+                 echo \"$n\" > \"$FAKE_DIR/calls\"\n[ \"$n\" -gt 50 ] && exit 1\n\
+                 if [ -e \"$FAKE_DIR/answer-$n\" ]; then cat \"$FAKE_DIR/answer-$n\"; \
+                 else cat \"$FAKE_DIR/answer\"; fi\n"
+                    .to_string(),
+            ),
+        ];
+        for (name, text) in scripts {
+            let path = dir.path().join(name);
+            fs::write(&path, text).unwrap();
+            fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        for (i, a) in answers.iter().enumerate() {
+            fs::write(dir.path().join(format!("answer-{}", i + 1)), a).unwrap();
+        }
+        fs::write(dir.path().join("answer"), rest).unwrap();
+        let path = format!(
+            "{}:{}",
+            dir.path().display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let fake_dir = dir.path().display().to_string();
+        let (code, text, written) = run_workflow_step(
+            "wait",
+            "bash",
+            &[
+                ("PATH", &path),
+                ("FAKE_DIR", &fake_dir),
+                ("QUEUE_MINUTES", minutes),
+            ],
+        );
+        let calls: u32 = fs::read_to_string(dir.path().join("calls"))
+            .unwrap_or_default()
+            .trim()
+            .parse()
+            .unwrap_or(0);
+        (code, text, written, calls)
+    };
+    // One job runs for five polls while the other stays queued: no giving up while one runs;
+    // then, with none running and the limit (3 min) passed, the queued one is named.
+    let running = "in_progress bench ubuntu-24.04\nqueued bench my-self-hosted";
+    let (code, text, written, calls) = fake(
+        &[running; 5],
+        "completed bench ubuntu-24.04\nqueued bench my-self-hosted",
+        "3",
+    );
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(written, "gave-up=true\n", "{text}");
+    assert_eq!(calls, 6, "{text}");
+    assert!(
+        text.contains("my-self-hosted never started a job in 3 min"),
+        "{text}"
+    );
+    assert!(!text.contains("ubuntu-24.04 never started"), "{text}");
+    // Nothing queued: done, no cancel.
+    let (code, text, written, _) = fake(
+        &[""],
+        "in_progress bench ubuntu-24.04\ncompleted bench ubuntu-24.04-arm",
+        "3",
+    );
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("every bench job has started"), "{text}");
+    assert!(written.is_empty(), "{written}");
+    // Queued, none running, but the limit not reached yet: it keeps waiting (30 min limit,
+    // every job starts at the fourth poll).
+    let (code, text, written, calls) = fake(
+        &["queued bench a", "queued bench a", "queued bench a"],
+        "in_progress bench a",
+        "30",
+    );
+    assert_eq!(code, 0, "{text}");
+    assert!(written.is_empty(), "{written}");
+    assert_eq!(calls, 4, "{text}");
 }
