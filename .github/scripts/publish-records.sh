@@ -1,23 +1,43 @@
 #!/usr/bin/env bash
 # Add downloaded records to the data branch and push it.
 #
-#   publish-records.sh ARTIFACTS_DIR [EXPECTED_LABELS]
+#   publish-records.sh fetch                            check the data branch out (remote: token)
+#   publish-records.sh merge ARTIFACTS_DIR [EXPECTED]   add the records, commit (no remote, no token)
+#   publish-records.sh push                             push, with retries (remote: token)
+#   publish-records.sh ARTIFACTS_DIR [EXPECTED]         all three, in one process (local use)
+#
+# The benchmark workflow runs the three phases as three steps and gives DATA_PUSH_TOKEN to the
+# fetch and push steps only: cargo-diskbench runs in the merge step, whose environment never
+# holds the token, and the steps that hold it run nothing but this script and git.
 #
 # Run from a clone of the repository (checked out with persist-credentials: false), with
-# cargo-diskbench on PATH.
+# cargo-diskbench on PATH for the merge phase.
 # Env: DATA_BRANCH (default: data), DATA_WORKTREE (default: ./data-branch),
 #      RETRY_DELAY_S (default: 3; the wait before attempt N+1 is N times this, plus jitter),
 #      DATA_PUSH_TOKEN (optional: a token for $GITHUB_SERVER_URL, sent as an HTTP header by
 #      this script's own git calls only, never written to .git/config).
 #
-# The data branch is append-only: `cargo diskbench merge` only adds record files. When
-# another run pushed first, the push is refused; we then start again from the new tip and
-# merge again (duplicates are skipped), so no run's records are ever lost and none is
-# written twice. The branch always holds results/ (with a .gitkeep), so the site can be
-# rendered from it even before the first record arrives.
+# The data branch is append-only: `cargo diskbench merge` only adds record files, after
+# checking them against what the branch holds. When another run pushed first, the push is
+# refused; the push phase then starts again from the new tip and adds this run's new record
+# files to it by name (one already there with the same content is skipped, one with other
+# content stops the push), so no run's records are ever lost and none is written twice,
+# without running cargo-diskbench where the token is. The branch always holds results/ (with
+# a .gitkeep), so the site can be rendered from it even before the first record arrives.
 set -euo pipefail
 
-artifacts="${1:?usage: publish-records.sh ARTIFACTS_DIR [EXPECTED_LABELS]}"
+usage() {
+  echo "usage: publish-records.sh fetch | merge ARTIFACTS_DIR [EXPECTED_LABELS] | push | ARTIFACTS_DIR [EXPECTED_LABELS]" >&2
+  exit 2
+}
+phase="${1:-}"
+case "$phase" in
+  fetch | push) [ "$#" -eq 1 ] || usage ;;
+  merge) shift; [ "$#" -ge 1 ] || usage ;;
+  '') usage ;;
+  *) phase=all ;;
+esac
+artifacts="${1:-}"
 expect="${2:-}"
 branch="${DATA_BRANCH:-data}"
 worktree="${DATA_WORKTREE:-data-branch}"
@@ -26,13 +46,25 @@ retry_delay_s="${RETRY_DELAY_S:-3}"
 case "$retry_delay_s" in
   '' | *[!0-9]*) echo "::error title=cargo-diskbench::RETRY_DELAY_S must be a whole number of seconds, not '$retry_delay_s'"; exit 2 ;;
 esac
-mkdir -p "$artifacts"
-artifacts="$(cd "$artifacts" && pwd)"
+if [ "$phase" = merge ] || [ "$phase" = all ]; then
+  mkdir -p "$artifacts"
+  artifacts="$(cd "$artifacts" && pwd)"
+fi
+# What the phases hand on to each other (the merge's summary, whether there is anything to
+# push), kept in the clone's .git: private to the job, never committed.
+state="$(git rev-parse --absolute-git-dir)/diskbench-publish"
+mkdir -p "$state"
 
-# The token reaches git through GIT_CONFIG_* variables set for one command at a time: it is
-# in no file and in no other process's environment (cargo-diskbench never sees it).
+# The token reaches git through GIT_CONFIG_* variables set for one git command at a time: it
+# is in no file. (`unset` below only keeps it out of the children; this step's own
+# /proc/<pid>/environ still holds it, which is why cargo-diskbench runs in another step.)
 auth_header=""
 if [ -n "${DATA_PUSH_TOKEN:-}" ]; then
+  # Only the phases that run git alone take it.
+  if [ "$phase" = merge ] || [ "$phase" = all ]; then
+    echo "::error title=cargo-diskbench::the merge phase runs cargo-diskbench and must not be given DATA_PUSH_TOKEN: run the fetch, merge and push phases as separate steps, the token on fetch and push only"
+    exit 2
+  fi
   auth_header="AUTHORIZATION: basic $(printf 'x-access-token:%s' "$DATA_PUSH_TOKEN" | base64 | tr -d '\n')"
   echo "::add-mask::${auth_header#AUTHORIZATION: basic }"
   unset DATA_PUSH_TOKEN
@@ -95,19 +127,33 @@ README
 
 # The merge's job summary is kept aside and added only once the push has gone through, so the
 # summary never says "added" for records that did not reach the branch.
-summary_file="$(mktemp)"
-trap 'rm -f "$summary_file"' EXIT
+summary_file="$state/summary.md"
 report_summary() {
   if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
     {
-      cat "$summary_file"
+      if [ -e "$summary_file" ]; then cat "$summary_file"; fi
       if [ -n "${1:-}" ]; then printf '\n%s\n' "$1"; fi
     } >> "$GITHUB_STEP_SUMMARY"
   fi
 }
 
-for attempt in $(seq 1 "$attempts"); do
+commit_message() {
+  echo "Add $1 record(s) from run ${GITHUB_RUN_ID:-local} of ${GITHUB_REPOSITORY:-this repository}"
+}
+
+# Phase 1: the data branch as the remote has it (or a new, empty one), in $worktree.
+phase_fetch() {
+  rm -f "$state/ours"
   checkout_data_branch
+}
+
+# Phase 2: cargo-diskbench adds the new records and they are committed locally. No remote.
+phase_merge() {
+  if [ "$(git -C "$worktree" symbolic-ref --quiet HEAD 2>/dev/null)" != "refs/heads/$branch" ]; then
+    echo "::error title=cargo-diskbench::$worktree holds no checkout of $branch: run the fetch phase first"
+    exit 2
+  fi
+  rm -f "$state/ours"
   describe_branch
   : > "$summary_file"
   merge_args=(diskbench merge --into "$worktree/results" "$artifacts")
@@ -116,21 +162,76 @@ for attempt in $(seq 1 "$attempts"); do
   git -C "$worktree" add results
   if git -C "$worktree" diff --cached --quiet; then
     echo "nothing new for $branch"
-    report_summary
-    exit 0
+    return
   fi
   added="$(git -C "$worktree" diff --cached --name-only --diff-filter=A -- 'results/*.json' | wc -l)"
-  git_commit -m "Add $added record(s) from run ${GITHUB_RUN_ID:-local} of ${GITHUB_REPOSITORY:-this repository}"
-  if remote_git -C "$worktree" push --quiet origin "HEAD:refs/heads/$branch"; then
-    echo "pushed $added record(s) to $branch"
-    report_summary "Pushed to \`$branch\`."
-    exit 0
+  git_commit -m "$(commit_message "$added")"
+  git -C "$worktree" rev-parse HEAD > "$state/ours"
+}
+
+# On a refused push: the new tip, with this run's record files added by name. Returns 1 when
+# a file of ours is there with other content (nothing is then pushed).
+reapply_on_new_tip() {
+  local ours="$1" file ours_blob theirs_blob
+  local -a files
+  mapfile -t files < <(git diff-tree -r --root --no-commit-id --name-only --diff-filter=A "$ours" -- 'results/*.json')
+  checkout_data_branch
+  describe_branch
+  for file in "${files[@]}"; do
+    ours_blob="$(git rev-parse "$ours:$file")"
+    if theirs_blob="$(git -C "$worktree" rev-parse --verify --quiet "HEAD:$file" 2>/dev/null)"; then
+      if [ "$theirs_blob" != "$ours_blob" ]; then
+        echo "::error title=cargo-diskbench::$file is on $branch with other content than this run's; nothing was pushed"
+        return 1
+      fi
+    else
+      git -C "$worktree" checkout --quiet "$ours" -- "$file"
+    fi
+  done
+}
+
+# Phase 3: push what the merge committed; on a refusal start again from the new tip.
+phase_push() {
+  if [ ! -s "$state/ours" ]; then
+    report_summary
+    return 0
   fi
-  if [ "$attempt" -lt "$attempts" ]; then
-    echo "push to $branch refused (attempt $attempt of $attempts); merging again on the new tip"
-    sleep $((attempt * retry_delay_s + RANDOM % (retry_delay_s + 1)))
-  fi
-done
-echo "::error title=cargo-diskbench::could not push to $branch after $attempts attempts; the records are still in this run's artifacts, re-run the merge job to publish them"
-report_summary "**Not published:** the push to \`$branch\` was refused $attempts times; nothing above was added."
-exit 1
+  local ours added attempt
+  ours="$(cat "$state/ours")"
+  for attempt in $(seq 1 "$attempts"); do
+    if [ "$attempt" -gt 1 ]; then
+      reapply_on_new_tip "$ours" || {
+        report_summary "**Not published:** a record file of this run is on \`$branch\` with other content."
+        exit 1
+      }
+      if git -C "$worktree" diff --cached --quiet; then
+        echo "nothing new for $branch (another run pushed the same records)"
+        report_summary "Already on \`$branch\`."
+        return 0
+      fi
+      added="$(git -C "$worktree" diff --cached --name-only --diff-filter=A -- 'results/*.json' | wc -l)"
+      git_commit -m "$(commit_message "$added")"
+    fi
+    added="$(git -C "$worktree" diff-tree -r --root --no-commit-id --name-only --diff-filter=A HEAD -- 'results/*.json' | wc -l)"
+    if remote_git -C "$worktree" push --quiet origin "HEAD:refs/heads/$branch"; then
+      echo "pushed $added record(s) to $branch"
+      rm -f "$state/ours"
+      report_summary "Pushed to \`$branch\`."
+      return 0
+    fi
+    if [ "$attempt" -lt "$attempts" ]; then
+      echo "push to $branch refused (attempt $attempt of $attempts); adding this run's records to the new tip"
+      sleep $((attempt * retry_delay_s + RANDOM % (retry_delay_s + 1)))
+    fi
+  done
+  echo "::error title=cargo-diskbench::could not push to $branch after $attempts attempts; the records are still in this run's artifacts, re-run the merge job to publish them"
+  report_summary "**Not published:** the push to \`$branch\` was refused $attempts times; nothing above was added."
+  exit 1
+}
+
+case "$phase" in
+  fetch) phase_fetch ;;
+  merge) phase_merge ;;
+  push) phase_push ;;
+  all) phase_fetch; phase_merge; phase_push ;;
+esac

@@ -898,6 +898,147 @@ impl DataRemote {
     }
 }
 
+/// Runs one phase of publish-records.sh in `remote`'s clone with `path` as PATH and the
+/// environment `env`; returns whether it succeeded and its output.
+fn publish_phase(
+    remote: &DataRemote,
+    args: &[&str],
+    path: &str,
+    env: &[(&str, &str)],
+) -> (bool, String) {
+    let script = common::repo_root().join(".github/scripts/publish-records.sh");
+    let mut cmd = std::process::Command::new("bash");
+    cmd.arg(&script)
+        .args(args)
+        .current_dir(&remote.work)
+        .env("PATH", path)
+        .env("RETRY_DELAY_S", "0")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("MARKER", remote.tmp.path().join("hook-ran"))
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .env_remove("GITHUB_ACTIONS")
+        .env_remove("DATA_PUSH_TOKEN");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    (
+        out.status.success(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+/// The workflow's three steps: fetch and push get the token and run git alone (here with no
+/// cargo-diskbench on PATH at all), merge runs cargo-diskbench and refuses to be given the
+/// token. Another run pushes between our merge and our push: the push phase adds our record
+/// to the new tip without cargo-diskbench, keeping both runs' records.
+#[test]
+fn the_merge_runs_in_a_phase_without_the_token_and_the_push_retries_without_the_tool() {
+    let remote = DataRemote::new();
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_cargo-diskbench"))
+        .parent()
+        .unwrap()
+        .display()
+        .to_string();
+    let system_path = std::env::var("PATH").unwrap_or_default();
+    assert!(
+        !system_path
+            .split(':')
+            .any(|d| Path::new(d).join("cargo-diskbench").exists()),
+        "this test needs a PATH without cargo-diskbench"
+    );
+    let tool_path = format!("{bin_dir}:{system_path}");
+    let token = [("DATA_PUSH_TOKEN", "not-a-real-token")];
+
+    // A first run publishes a record, so the branch exists.
+    let first = normal_record("ubuntu-24.04", "7777777777777777", "2026-11-23T10:00:00Z");
+    write_json(&remote.tmp.path().join("run1/a/record.json"), &first, true);
+    let (ok, text, _) = remote.publish(&remote.tmp.path().join("run1"), "");
+    assert!(ok, "{text}");
+
+    let ours = normal_record("ubuntu-24.04", "8888888888888888", "2026-11-30T10:00:00Z");
+    write_json(&remote.tmp.path().join("run2/a/record.json"), &ours, true);
+    let artifacts = remote.tmp.path().join("run2").display().to_string();
+
+    let (ok, text) = publish_phase(&remote, &["fetch"], &system_path, &token);
+    assert!(ok, "{text}");
+    // The merge phase is never given the token.
+    let (ok, text) = publish_phase(&remote, &["merge", &artifacts], &tool_path, &token);
+    assert!(!ok, "{text}");
+    assert!(text.contains("must not be given DATA_PUSH_TOKEN"), "{text}");
+    // Nor is the one-process form, which runs cargo-diskbench too.
+    let (ok, text) = publish_phase(&remote, &[&artifacts], &tool_path, &token);
+    assert!(!ok, "{text}");
+    assert!(text.contains("must not be given DATA_PUSH_TOKEN"), "{text}");
+    let (ok, text) = publish_phase(&remote, &["merge", &artifacts], &tool_path, &[]);
+    assert!(ok, "{text}");
+
+    // Another run's record lands on the branch before our push.
+    let theirs = normal_record(
+        "ubuntu-24.04-arm",
+        "9999999999999999",
+        "2026-11-30T09:00:00Z",
+    );
+    git(
+        remote.tmp.path(),
+        &[
+            "clone",
+            "--quiet",
+            "--branch",
+            "data",
+            remote.origin.to_str().unwrap(),
+            "other",
+        ],
+    );
+    let other = remote.tmp.path().join("other");
+    write_json(
+        &other.join("results").join(file_name(&theirs)),
+        &theirs,
+        true,
+    );
+    git(&other, &["add", "results"]);
+    git(&other, &["commit", "--quiet", "-m", "their run"]);
+    git(&other, &["push", "--quiet", "origin", "data"]);
+
+    let (ok, text) = publish_phase(&remote, &["push"], &system_path, &token);
+    assert!(ok, "{text}");
+    assert!(text.contains("refused (attempt 1 of 5)"), "{text}");
+    assert!(text.contains("pushed 1 record(s) to data"), "{text}");
+    let mut expected = vec![
+        "README.md".to_string(),
+        "results/.gitkeep".to_string(),
+        format!("results/{}", file_name(&first)),
+        format!("results/{}", file_name(&theirs)),
+        format!("results/{}", file_name(&ours)),
+    ];
+    expected.sort();
+    assert_eq!(remote.data_branch_files(), expected);
+    let stored = git(
+        &remote.origin,
+        &[
+            "show",
+            &format!("refs/heads/data:results/{}", file_name(&ours)),
+        ],
+    );
+    assert_eq!(
+        stored.as_bytes(),
+        fs::read(remote.tmp.path().join("run2/a/record.json")).unwrap()
+    );
+    // Pushing again has nothing to do.
+    let before = git(&remote.origin, &["rev-parse", "refs/heads/data"]);
+    let (ok, text) = publish_phase(&remote, &["push"], &system_path, &token);
+    assert!(ok, "{text}");
+    assert_eq!(
+        git(&remote.origin, &["rev-parse", "refs/heads/data"]),
+        before
+    );
+}
+
 /// The first run measured nothing (every runner failed or never started): the data branch is
 /// still created with `results/`, and the deploy job's render of it succeeds with an empty but
 /// valid site.
@@ -1347,15 +1488,54 @@ fn jobs_that_build_never_hold_write_or_deploy_tokens() {
             }
         }
     }
-    // The merge job pushes: the token only in its push step's environment.
+    // The merge job pushes: the token only in the environment of its fetch and push steps,
+    // which run publish-records.sh (git alone); the step that runs cargo-diskbench has none.
     let (_, jobs) = workflow_jobs(&github_file("workflows/benchmark.yml"));
     let merge = jobs.iter().find(|j| j.name == "merge").expect("merge job");
     assert_eq!(merge.writes(), vec!["contents".to_string()]);
     assert!(!merge.builds());
-    let body = merge.lines.join("\n");
+    let mut steps: Vec<Vec<&str>> = Vec::new();
+    for line in &merge.lines {
+        if line.starts_with("      - ") {
+            steps.push(Vec::new());
+        }
+        if let Some(step) = steps.last_mut() {
+            step.push(line);
+        }
+    }
+    let mut with_token = Vec::new();
+    for step in &steps {
+        let text = step.join("\n");
+        if text.contains("github.token") {
+            let run = step
+                .iter()
+                .find_map(|l| l.trim().strip_prefix("run: "))
+                .unwrap_or("");
+            if text.contains("DATA_PUSH_TOKEN") {
+                with_token.push(run.to_string());
+            } else {
+                // The gate reads the API (actions: read); it runs no program of ours.
+                assert!(text.contains("id: gate"), "{text}");
+            }
+        }
+        if text.contains("publish-records.sh merge") || text.contains("tool/cargo-diskbench") {
+            assert!(
+                !text.contains("token"),
+                "cargo-diskbench runs beside a token: {text}"
+            );
+        }
+    }
     assert_eq!(
-        body.matches("DATA_PUSH_TOKEN: ${{ github.token }}").count(),
-        1
+        with_token,
+        vec![
+            ".github/scripts/publish-records.sh fetch".to_string(),
+            ".github/scripts/publish-records.sh push".to_string(),
+        ]
+    );
+    assert!(
+        steps
+            .iter()
+            .any(|s| s.join("\n").contains("publish-records.sh merge artifacts"))
     );
 }
 
@@ -1493,9 +1673,13 @@ fn the_setup_job_checks_queue_minutes_and_refuses_non_linux_labels() {
 }
 
 /// The merge job's gate: a run the watchdog cancelled is published, one a person cancelled
-/// is not. `gh` is replaced by a script answering the two API calls the gate makes.
+/// is not, and a bench job that hit its timeout-minutes (conclusion `cancelled` in the API, the
+/// run going on) does not stop the other runners' records. The run's own cancellation comes
+/// from the `run-cancelled` job (`if: cancelled()`, evaluated by GitHub for the run); `gh` is
+/// replaced by a script answering the API calls, its jobs listing showing a cancelled bench
+/// job as a timed-out one looks.
 #[test]
-fn the_merge_job_publishes_after_the_watchdog_cancels_but_not_after_a_person() {
+fn the_merge_job_publishes_after_the_watchdog_cancels_or_a_job_times_out_but_not_after_a_person() {
     let tmp = tempfile::tempdir().unwrap();
     let gh = tmp.path().join("gh");
     fs::write(
@@ -1511,29 +1695,90 @@ fn the_merge_job_publishes_after_the_watchdog_cancels_but_not_after_a_person() {
         tmp.path().display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let gate = |cancelled: &str, artifacts: &str| {
-        let (code, text, written) = run_workflow_step(
+    let gate = |run_cancelled_job: &str, cancelled_jobs: &str, artifacts: &str| {
+        run_workflow_step(
             "gate",
             "bash",
             &[
                 ("PATH", &path),
-                ("FAKE_CANCELLED_JOBS", cancelled),
+                ("RUN_CANCELLED_JOB", run_cancelled_job),
+                ("FAKE_CANCELLED_JOBS", cancelled_jobs),
                 ("FAKE_ARTIFACTS", artifacts),
             ],
+        )
+    };
+    // Nothing cancelled.
+    let (code, text, written) = gate("skipped", "", "diskbench-record-a\n");
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(written, "publish=true\n");
+    // One runner timed out (its job is `cancelled`), the run was not cancelled: the others'
+    // records are published.
+    let (code, text, written) = gate("skipped", "bench slow-runner\n", "diskbench-record-a\n");
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(written, "publish=true\n");
+    assert!(!text.contains("cancelled by a person"), "{text}");
+    // The watchdog cancelled the run (its marker is there).
+    for result in ["success", "failure", "cancelled"] {
+        let (code, text, written) = gate(
+            result,
+            "bench my-runner\n",
+            "diskbench-record-a\nqueue-watchdog-gave-up\n",
         );
         assert_eq!(code, 0, "{text}");
-        (written, text)
-    };
-    let (written, _) = gate("", "diskbench-record-a\n");
-    assert_eq!(written, "publish=true\n");
-    let (written, _) = gate(
-        "bench my-runner\n",
-        "diskbench-record-a\nqueue-watchdog-gave-up\n",
-    );
-    assert_eq!(written, "publish=true\n");
-    let (written, text) = gate("bench ubuntu-24.04\n", "diskbench-record-a\n");
+        assert_eq!(written, "publish=true\n", "{result}");
+    }
+    // A person cancelled the run: no marker, nothing published.
+    let (code, text, written) = gate("success", "bench ubuntu-24.04\n", "diskbench-record-a\n");
+    assert_eq!(code, 0, "{text}");
     assert_eq!(written, "publish=false\n");
     assert!(text.contains("cancelled by a person"), "{text}");
+    // A result the gate does not know: no guess either way.
+    let (code, text, written) = gate("", "", "");
+    assert_eq!(code, 2, "{text}");
+    assert!(written.is_empty(), "{written}");
+
+    // The wiring the gate relies on: the run-cancelled job runs on the run's cancellation only,
+    // and the merge job waits for it and hands its result to the gate.
+    let (_, jobs) = workflow_jobs(&github_file("workflows/benchmark.yml"));
+    let job = |name: &str| {
+        jobs.iter()
+            .find(|j| j.name == name)
+            .unwrap_or_else(|| panic!("no job {name}"))
+            .lines
+            .join("\n")
+    };
+    assert!(
+        job("run-cancelled")
+            .lines()
+            .any(|l| l == "    if: cancelled()")
+    );
+    let merge = job("merge");
+    assert!(
+        merge.contains("needs: [setup, tool, bench, run-cancelled]"),
+        "{merge}"
+    );
+    assert!(merge.contains("RUN_CANCELLED_JOB: ${{ needs.run-cancelled.result }}"));
+}
+
+/// The queue watchdog cancels the whole run: it must not start before the `tool` job has
+/// finished, or its cancel could stop the build the merge job needs (merge requires the tool).
+#[test]
+fn the_queue_watchdog_never_cancels_the_tool_build() {
+    let (_, jobs) = workflow_jobs(&github_file("workflows/benchmark.yml"));
+    let lines = &jobs
+        .iter()
+        .find(|j| j.name == "queue-watchdog")
+        .expect("queue-watchdog job")
+        .lines;
+    let has = |line: &str| lines.iter().any(|l| l == line);
+    assert!(has("    needs: [setup, tool]"), "{lines:#?}");
+    // Runs after a failed tool build too (so queued jobs are still given up on), but not in a
+    // run already cancelled.
+    assert!(
+        has("    if: ${{ !cancelled() && needs.setup.result == 'success' }}"),
+        "{lines:#?}"
+    );
+    assert!(lines.iter().any(|l| l.contains("gh run cancel")));
 }
 
 /// A self-hosted runner without cargo or a C compiler: the install step names both and what
@@ -1599,4 +1844,239 @@ fn the_action_names_missing_cargo_and_cc_before_building() {
             .unwrap()
             .contains("bin="),
     );
+}
+
+/// The action keys its cached binary on a hash of the paths listed in its `source` step: every
+/// file a crate compiles in with `include_str!`/`include_bytes!` (outside `#[cfg(test)]`) must
+/// be under one of them, or a change to it would keep serving the old binary.
+#[test]
+fn the_action_cache_key_covers_every_file_compiled_in() {
+    let script = action_step_script(&github_file("actions/diskbench/action.yml"), "source");
+    let list_line = script
+        .lines()
+        .find(|l| l.trim_start().starts_with("for p in Cargo.toml"))
+        .expect("the list of hashed paths");
+    let hashed: Vec<&str> = list_line
+        .trim()
+        .trim_start_matches("for p in ")
+        .trim_end_matches("; do")
+        .split_whitespace()
+        .collect();
+    let root = common::repo_root();
+    let mut seen = 0;
+    for crate_dir in ["engine", "site-gen", "cargo-diskbench"] {
+        let mut stack = vec![root.join(crate_dir).join("src")];
+        while let Some(dir) = stack.pop() {
+            for entry in fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    stack.push(path);
+                    continue;
+                }
+                if path.extension().is_none_or(|x| x != "rs") {
+                    continue;
+                }
+                let text = fs::read_to_string(&path).unwrap();
+                // Code before a test module only.
+                let code = text.split("#[cfg(test)]").next().unwrap();
+                for macro_name in ["include_str!(\"", "include_bytes!(\""] {
+                    for (at, _) in code.match_indices(macro_name) {
+                        let rest = &code[at + macro_name.len()..];
+                        let rel = &rest[..rest.find('"').unwrap()];
+                        let target = path.parent().unwrap().join(rel);
+                        let target = fs::canonicalize(&target)
+                            .unwrap_or_else(|e| panic!("{}: {rel}: {e}", path.display()));
+                        let in_repo = target
+                            .strip_prefix(fs::canonicalize(&root).unwrap())
+                            .unwrap()
+                            .to_string_lossy()
+                            .into_owned();
+                        assert!(
+                            hashed
+                                .iter()
+                                .any(|h| in_repo == *h || in_repo.starts_with(&format!("{h}/"))),
+                            "{}: {in_repo} is compiled in but not in the action's cache key {hashed:?}",
+                            path.display()
+                        );
+                        assert!(
+                            !in_repo.contains("/tests/"),
+                            "{in_repo}: the key skips tests/"
+                        );
+                        seen += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert!(seen >= 8, "only {seen} include_str! found");
+    // site-gen's build script embeds content/*.md.
+    assert!(
+        fs::read_to_string(root.join("site-gen/build.rs"))
+            .unwrap()
+            .contains("../content")
+    );
+    assert!(hashed.contains(&"content"));
+}
+
+/// The action's default `steps: true` runs the cargo-build step in the user's project: its
+/// `cargo fetch` and `cargo build` write a Cargo.lock into a project that commits none. The
+/// step removes the lockfile it created (so neither the action nor a local run leaves one
+/// behind) and leaves a lockfile that was there as it was.
+#[test]
+fn the_cargo_build_step_leaves_no_new_cargo_lock_in_the_project() {
+    let _disk = common::disk_load();
+    let project = tempfile::tempdir().unwrap();
+    fs::write(
+        project.path().join("Cargo.toml"),
+        "[package]\nname = \"demo\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+    )
+    .unwrap();
+    fs::create_dir(project.path().join("src")).unwrap();
+    fs::write(
+        project.path().join("src/lib.rs"),
+        "pub fn one() -> u32 { 1 }\n",
+    )
+    .unwrap();
+    let before = tree(project.path());
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let steps = || {
+        let out = common::bin()
+            .current_dir(project.path())
+            .args(["diskbench", "steps", "--only", "cargo-build", "--dir"])
+            .arg(dir.path())
+            .args(["--json", "-", "--results"])
+            .arg(dir.path().join("no-results"))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{stderr}");
+        let record: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let step = record["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["id"] == "cargo-build")
+            .unwrap_or_else(|| panic!("no cargo-build step: {record:#}"))
+            .clone();
+        // The project's own build ran (not the generated crate), and passed.
+        assert_eq!(step["status"], "ok", "{step:#}");
+        assert!(
+            step["name"]
+                .as_str()
+                .unwrap()
+                .contains("cold cargo build of"),
+            "{step:#}"
+        );
+        assert!(
+            !step["notes"].to_string().contains("generated crate"),
+            "{step:#}"
+        );
+    };
+    steps();
+    assert!(!project.path().join("Cargo.lock").exists());
+    assert_eq!(tree(project.path()), before, "the project was written to");
+
+    // A project that commits its lockfile keeps it, byte for byte.
+    let lock = "# This file is automatically @generated by Cargo.\n# It is not intended for manual editing.\nversion = 4\n\n[[package]]\nname = \"demo\"\nversion = \"0.1.0\"\n";
+    fs::write(project.path().join("Cargo.lock"), lock).unwrap();
+    let before = tree(project.path());
+    steps();
+    assert_eq!(
+        tree(project.path()),
+        before,
+        "the project's lockfile was changed"
+    );
+}
+
+/// The queue watchdog's loop, with `sleep`, `date` and `gh` faked (a minute passes per
+/// `date`): it waits while a bench job runs, gives up on the still-queued ones once none runs
+/// and the limit has passed (naming them), and stops without a cancel once every job started.
+#[test]
+fn the_queue_watchdog_gives_up_only_on_jobs_still_queued_after_the_limit() {
+    use std::os::unix::fs::PermissionsExt;
+    let fake = |answers: &[&str], rest: &str, minutes: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        let scripts = [
+            ("sleep", "#!/bin/sh\nexit 0\n".to_string()),
+            (
+                "date",
+                "#!/bin/sh\nn=$(cat \"$FAKE_DIR/clock\" 2>/dev/null || echo 0)\nn=$((n + 60))\n\
+                 echo \"$n\" > \"$FAKE_DIR/clock\"\necho \"$n\"\n"
+                    .to_string(),
+            ),
+            (
+                "gh",
+                "#!/bin/sh\nn=$(cat \"$FAKE_DIR/calls\" 2>/dev/null || echo 0)\nn=$((n + 1))\n\
+                 echo \"$n\" > \"$FAKE_DIR/calls\"\n[ \"$n\" -gt 50 ] && exit 1\n\
+                 if [ -e \"$FAKE_DIR/answer-$n\" ]; then cat \"$FAKE_DIR/answer-$n\"; \
+                 else cat \"$FAKE_DIR/answer\"; fi\n"
+                    .to_string(),
+            ),
+        ];
+        for (name, text) in scripts {
+            let path = dir.path().join(name);
+            fs::write(&path, text).unwrap();
+            fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        for (i, a) in answers.iter().enumerate() {
+            fs::write(dir.path().join(format!("answer-{}", i + 1)), a).unwrap();
+        }
+        fs::write(dir.path().join("answer"), rest).unwrap();
+        let path = format!(
+            "{}:{}",
+            dir.path().display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let fake_dir = dir.path().display().to_string();
+        let (code, text, written) = run_workflow_step(
+            "wait",
+            "bash",
+            &[
+                ("PATH", &path),
+                ("FAKE_DIR", &fake_dir),
+                ("QUEUE_MINUTES", minutes),
+            ],
+        );
+        let calls: u32 = fs::read_to_string(dir.path().join("calls"))
+            .unwrap_or_default()
+            .trim()
+            .parse()
+            .unwrap_or(0);
+        (code, text, written, calls)
+    };
+    // One job runs for five polls while the other stays queued: no giving up while one runs;
+    // then, with none running and the limit (3 min) passed, the queued one is named.
+    let running = "in_progress bench ubuntu-24.04\nqueued bench my-self-hosted";
+    let (code, text, written, calls) = fake(
+        &[running; 5],
+        "completed bench ubuntu-24.04\nqueued bench my-self-hosted",
+        "3",
+    );
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(written, "gave-up=true\n", "{text}");
+    assert_eq!(calls, 6, "{text}");
+    assert!(
+        text.contains("my-self-hosted never started a job in 3 min"),
+        "{text}"
+    );
+    assert!(!text.contains("ubuntu-24.04 never started"), "{text}");
+    // Nothing queued: done, no cancel.
+    let (code, text, written, _) = fake(
+        &[""],
+        "in_progress bench ubuntu-24.04\ncompleted bench ubuntu-24.04-arm",
+        "3",
+    );
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("every bench job has started"), "{text}");
+    assert!(written.is_empty(), "{written}");
+    // Queued, none running, but the limit not reached yet: it keeps waiting (30 min limit,
+    // every job starts at the fourth poll).
+    let (code, text, written, calls) = fake(
+        &["queued bench a", "queued bench a", "queued bench a"],
+        "in_progress bench a",
+        "30",
+    );
+    assert_eq!(code, 0, "{text}");
+    assert!(written.is_empty(), "{written}");
+    assert_eq!(calls, 4, "{text}");
 }

@@ -137,6 +137,37 @@ pub fn prefetch(manifest: &Path) -> Option<String> {
     }
 }
 
+/// The project's `Cargo.lock`, removed again when this is dropped if the step's fetch and build
+/// wrote it where there was none: a project that does not commit its lockfile (a library, say)
+/// must not find a new one after `cargo diskbench` or the GitHub action ran in it. A lockfile
+/// that was there is left as it is (`cargo fetch`/`cargo build` only resolve what is missing).
+pub struct LockfileGuard {
+    path: PathBuf,
+    existed: bool,
+}
+
+impl LockfileGuard {
+    /// `manifest` is the workspace root's `Cargo.toml`: the lockfile lives beside it.
+    pub fn new(manifest: &Path) -> Self {
+        let path = manifest.with_file_name("Cargo.lock");
+        // symlink_metadata: a dangling symlink counts as "there" and is never removed.
+        let existed = fs::symlink_metadata(&path).is_ok();
+        LockfileGuard { path, existed }
+    }
+}
+
+impl Drop for LockfileGuard {
+    fn drop(&mut self) {
+        if self.existed {
+            return;
+        }
+        // Only a regular file cargo wrote; never follow or remove a symlink.
+        if fs::symlink_metadata(&self.path).is_ok_and(|m| m.file_type().is_file()) {
+            let _ = fs::remove_file(&self.path);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -153,5 +184,24 @@ mod tests {
             m0.matches("pub fn f").count(),
             FUNCTIONS_PER_MODULE as usize
         );
+    }
+
+    #[test]
+    fn lockfile_guard_removes_only_a_lockfile_it_did_not_find() {
+        let d = tempfile::tempdir().unwrap();
+        let manifest = d.path().join("Cargo.toml");
+        fs::write(&manifest, "[workspace]\n").unwrap();
+        let lock = d.path().join("Cargo.lock");
+        {
+            let _guard = LockfileGuard::new(&manifest);
+            fs::write(&lock, "# written by the build\n").unwrap();
+        }
+        assert!(!lock.exists(), "a lockfile the step created is removed");
+        fs::write(&lock, "# the user's\n").unwrap();
+        {
+            let _guard = LockfileGuard::new(&manifest);
+            fs::write(&lock, "# updated by the build\n").unwrap();
+        }
+        assert!(lock.exists(), "a lockfile that was there stays");
     }
 }

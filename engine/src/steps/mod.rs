@@ -571,6 +571,12 @@ fn run_one(ctx: &RunContext, step: &StepKind, work: &Path) -> Result<StepResult>
         StepKind::CargoBuild => {
             let target = work.join("target");
             let mut notes = Vec::new();
+            // Removes a Cargo.lock the fetch and build wrote into a project without one.
+            let _lockfile = ctx
+                .project
+                .manifest
+                .as_deref()
+                .map(cargo_build::LockfileGuard::new);
             let (cmd, name) = match &ctx.project.manifest {
                 Some(manifest) => {
                     notes.extend(cargo_build::prefetch(manifest));
