@@ -103,6 +103,7 @@ pub struct JobSpec {
 
 use std::path::Path;
 
+#[cfg(feature = "measure")]
 use crate::error;
 use crate::record::JobSummary;
 
@@ -235,6 +236,7 @@ impl JobSpec {
 
     /// Check the job before any file is touched. Each failure is a one-line usage error
     /// (exit 2) naming the fio option. Returns the direct-I/O alignment of the job's folder.
+    #[cfg(feature = "measure")]
     pub fn validate(&self) -> anyhow::Result<DirectIoAlignment> {
         let bs = self.block_size;
         if self.name.is_empty() {

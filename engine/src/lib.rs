@@ -35,9 +35,7 @@ pub mod ceiling;
 pub mod cgroup;
 pub mod error;
 pub mod input;
-#[cfg(feature = "measure")]
 pub mod job;
-#[cfg(feature = "measure")]
 pub mod machine;
 pub mod record;
 pub mod results;
@@ -53,11 +51,9 @@ pub mod backend;
 pub mod cpu;
 #[cfg(feature = "measure")]
 pub mod hist;
-#[cfg(feature = "measure")]
 pub mod prng;
 #[cfg(feature = "measure")]
 pub mod runner;
-#[cfg(feature = "measure")]
 pub mod suite;
 #[cfg(feature = "measure")]
 pub mod testfile;

@@ -17,15 +17,22 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+#[cfg(feature = "measure")]
 use anyhow::Result;
 
+#[cfg(feature = "measure")]
 use crate::error;
+#[cfg(feature = "measure")]
 use crate::fileprep::{self, Fallocate};
-use crate::job::{
-    DirectIoAlignment, EngineChoice, JobSpec, Layout, Pattern, SyncMode, Termination, format_size,
-};
-use crate::record::{ColumnId, FilePreparation, Repeats, TestResult};
+#[cfg(feature = "measure")]
+use crate::job::{DirectIoAlignment, format_size};
+use crate::job::{EngineChoice, JobSpec, Layout, Pattern, SyncMode, Termination};
+#[cfg(feature = "measure")]
+use crate::record::FilePreparation;
+use crate::record::{ColumnId, Repeats, TestResult};
+#[cfg(feature = "measure")]
 use crate::runner::{self, Progress, ProgressFn};
+#[cfg(feature = "measure")]
 use crate::testfile::{self, OpenedFile, ScratchDir};
 
 /// The order the columns run in (see the module docs for why).
@@ -88,6 +95,7 @@ impl SuiteOptions {
             .collect()
     }
 
+    #[cfg(feature = "measure")]
     /// Check the options (usage errors name the option), before any file is touched.
     pub fn validate(&self) -> Result<()> {
         if !self.dir.is_dir() {
@@ -184,6 +192,7 @@ pub fn column_job(column: ColumnId, opts: &SuiteOptions, path: PathBuf) -> JobSp
     }
 }
 
+#[cfg(feature = "measure")]
 /// Run the suite: every selected column, `repeat` times. Test files live in a private folder
 /// under `opts.dir`, removed when this returns (success, error, Ctrl-C). Results come in
 /// `ColumnId::ALL` order; with repeats, each is the median pass with the spread.
@@ -269,6 +278,7 @@ pub fn write_path(scratch: &Path, column: ColumnId) -> PathBuf {
     scratch.join(format!("{}.data", column.as_str()))
 }
 
+#[cfg(feature = "measure")]
 /// The read columns' file: real data from start to end (unmeasured), as fio lays out a file
 /// for a read job.
 pub fn prepare_read_file(
@@ -295,6 +305,7 @@ pub fn prepare_read_file(
     Ok((file, prep))
 }
 
+#[cfg(feature = "measure")]
 /// A write column's file: new, allocated as fio allocates it by default (`fallocate=native`).
 pub fn prepare_write_file(
     spec: &JobSpec,

@@ -145,26 +145,17 @@ pub(crate) fn stable_id(parts: &[&str]) -> String {
     format!("{h:016x}")
 }
 
-/// The job of a standard column, for records that only carry the figures.
-fn column_job(c: ColumnId, size: u64) -> JobSummary {
-    let (rw, bs, iodepth, numjobs, sync) = match c {
-        ColumnId::SeqRead => ("read", 1 << 20, 32, 1, "none"),
-        ColumnId::SeqWrite => ("write", 1 << 20, 32, 1, "none"),
-        ColumnId::RandRead => ("randread", 4096, 32, 4, "none"),
-        ColumnId::RandWrite => ("randwrite", 4096, 32, 4, "none"),
-        ColumnId::Qd1Read => ("randread", 4096, 1, 1, "none"),
-        ColumnId::SyncWrite => ("write", 4096, 1, 1, "fdatasync:1"),
-    };
-    JobSummary {
-        rw: rw.into(),
-        bs,
-        iodepth,
-        numjobs,
+/// The job of a standard column, for records that only carry the figures: the suite's own
+/// job table (`engine::suite::column_job`), so an import can never disagree with what the
+/// suite runs.
+pub(crate) fn column_job(c: ColumnId, size: u64) -> JobSummary {
+    let opts = engine::suite::SuiteOptions {
         size,
-        direct: true,
-        sync: sync.into(),
-        rwmixread: None,
-    }
+        ..Default::default()
+    };
+    let mut job = engine::suite::column_job(c, &opts, "column.data".into()).summary();
+    job.size = size;
+    job
 }
 
 pub(crate) fn empty_record(

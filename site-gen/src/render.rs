@@ -272,7 +272,7 @@ impl Site<'_> {
             .collect();
         ctx.insert("rows", &rows);
         ctx.insert("col", &json!({"id": c.as_str(), "title": c.title(), "unit": unit(c), "colour": charts::column_colour_css(c)}));
-        ctx.insert("job", column_job(c));
+        ctx.insert("job", &column_job(c));
         self.write(&format!("by/{}.html", c.as_str()), "column.html", &ctx)
     }
 
@@ -509,27 +509,24 @@ fn class_blurb(c: StorageClass) -> &'static str {
     }
 }
 
-fn column_job(c: ColumnId) -> &'static str {
-    match c {
-        ColumnId::SeqRead => {
-            "1 MiB sequential reads, 32 in flight. Restoring caches, reading images, big artifacts."
-        }
-        ColumnId::SeqWrite => {
-            "1 MiB sequential writes, 32 in flight. Writing build outputs, docker layers, artifacts."
-        }
-        ColumnId::RandRead => {
-            "4 KiB random reads, 4 jobs x 32 in flight. Many small files read in parallel."
-        }
+/// A column's job as the suite runs it (from the engine's own job table), then what it is for.
+fn column_job(c: ColumnId) -> String {
+    let settings = crate::import::settings_text(&crate::import::column_job(c, 0));
+    let what_for = match c {
+        ColumnId::SeqRead => "Restoring caches, reading images, big artifacts.",
+        ColumnId::SeqWrite => "Writing build outputs, docker layers, artifacts.",
+        ColumnId::RandRead => "Many small files read in parallel.",
         ColumnId::RandWrite => {
-            "4 KiB random writes, 4 jobs x 32 in flight. Parallel small writes: package extraction, compilers writing objects."
+            "Parallel small writes: package extraction (npm, pip, cargo unpack without syncing), compilers writing objects."
         }
         ColumnId::Qd1Read => {
-            "4 KiB random reads, one at a time: pure latency. A program that waits for each read (SQLite lookups, git status, cold starts)."
+            "Pure latency: a program that waits for each read (SQLite lookups, cold starts)."
         }
         ColumnId::SyncWrite => {
-            "4 KiB write then fdatasync, one at a time: durable commits per second. Databases, package managers, anything that must not lose a write."
+            "Durable commits per second: databases, dpkg (which syncs every file it unpacks), anything that must not lose a write."
         }
-    }
+    };
+    format!("{settings}. {what_for}")
 }
 
 fn engines(rec: &Record) -> String {
