@@ -100,27 +100,25 @@ pub fn parse_file(path: &Path, opts: &ImportOptions) -> Result<Imported> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| shown.clone());
+    // A reader stopped by Ctrl-C is an interruption (exit 130), anything else bad input (2).
+    let refused = |e: String| {
+        if engine::cancel::requested() {
+            engine::error::interrupted()
+        } else {
+            engine::error::usage(format!("{shown}: {e}"))
+        }
+    };
     let records = if looks_like_json(&text) {
         let label = opts.label.clone().unwrap_or_else(|| {
             path.file_stem()
                 .map(|s| s.to_string_lossy().to_string())
                 .unwrap_or_else(|| "fio".into())
         });
-        vec![
-            fio_record(&text, &source_name, &label)
-                .map_err(|e| engine::error::usage(format!("{shown}: {e}")))?,
-        ]
+        vec![fio_record(&text, &source_name, &label).map_err(refused)?]
     } else if crate::published_timings::is_build_timings(&text) {
-        crate::published_timings::build_timing_records(&text, &shown)
-            .map_err(|e| engine::error::usage(format!("{shown}: {e}")))?
+        crate::published_timings::build_timing_records(&text, &source_name).map_err(refused)?
     } else {
-        csv_records(&text, &source_name).map_err(|e| {
-            if engine::cancel::requested() {
-                engine::error::interrupted()
-            } else {
-                engine::error::usage(format!("{shown}: {e}"))
-            }
-        })?
+        csv_records(&text, &source_name).map_err(refused)?
     };
     Ok(Imported {
         file: path.to_path_buf(),
@@ -225,19 +223,84 @@ fn csv_class(s: &str) -> StorageClass {
     }
 }
 
+/// A CSV file read the one way every importer here reads it: the first non-empty line is the
+/// header (a byte-order mark stripped, names trimmed); every later non-empty line is a row of
+/// exactly the header's width, numbered as in the file, its cells trimmed. Between rows a
+/// Ctrl-C stops the reading ("interrupted": the caller turns it into exit 130).
+/// One row of a [`CsvTable`]: its line number, the line as written, and column -> cell.
+pub(crate) type CsvRow<'a> = (usize, &'a str, BTreeMap<&'a str, String>);
+
+pub(crate) struct CsvTable<'a> {
+    pub header: Vec<String>,
+    lines: Vec<(usize, &'a str)>,
+}
+
+impl<'a> CsvTable<'a> {
+    pub fn parse(text: &'a str) -> std::result::Result<CsvTable<'a>, String> {
+        let mut lines = text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty());
+        let (_, header) = lines
+            .next()
+            .ok_or("empty file: expected a CSV header line")?;
+        let header = split_csv_line(header.trim_start_matches('\u{feff}'))
+            .into_iter()
+            .map(|h| h.trim().to_string())
+            .collect();
+        Ok(CsvTable {
+            header,
+            lines: lines.map(|(i, l)| (i + 1, l)).collect(),
+        })
+    }
+
+    pub fn has(&self, column: &str) -> bool {
+        self.header.iter().any(|h| h == column)
+    }
+
+    /// The rows as (line number, the line as written, column -> cell).
+    pub fn rows(&self) -> impl Iterator<Item = std::result::Result<CsvRow<'_>, String>> + '_ {
+        self.lines.iter().map(|&(lineno, line)| {
+            if engine::cancel::requested() {
+                return Err("interrupted".to_string());
+            }
+            let cells = split_csv_line(line);
+            if cells.len() != self.header.len() {
+                return Err(format!(
+                    "line {lineno}: {} fields, the header has {}",
+                    cells.len(),
+                    self.header.len()
+                ));
+            }
+            let row = self
+                .header
+                .iter()
+                .map(|h| h.as_str())
+                .zip(cells.into_iter().map(|c| c.trim().to_string()))
+                .collect();
+            Ok((lineno, line, row))
+        })
+    }
+}
+
+/// A CSV row's date, as every CSV import takes it: a real calendar date (`2026-02-31` is not)
+/// and not in the future (a date ahead would hide every real runner behind `--window-days`).
+pub(crate) fn check_csv_date(lineno: usize, date: &str) -> std::result::Result<(), String> {
+    match engine::time::parse_utc_secs(date) {
+        None => Err(format!(
+            "line {lineno}, column date: {date:?} is not a real YYYY-MM-DD date"
+        )),
+        Some(t) if t > engine::time::latest_plausible_secs() => Err(format!(
+            "line {lineno}, column date: {date:?} is in the future"
+        )),
+        Some(_) => Ok(()),
+    }
+}
+
 /// Records from a CSV of published figures (the format documented in the README).
 pub fn csv_records(text: &str, source_file: &str) -> std::result::Result<Vec<Record>, String> {
-    let mut lines = text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty());
-    let (_, header) = lines
-        .next()
-        .ok_or("empty file: expected a CSV header line")?;
-    let header: Vec<String> = split_csv_line(header.trim_start_matches('\u{feff}'))
-        .into_iter()
-        .map(|h| h.trim().to_string())
-        .collect();
+    let table = CsvTable::parse(text)?;
+    let header = &table.header;
     for required in ["date", "label"] {
         if !header.iter().any(|h| h == required) {
             return Err(format!(
@@ -254,25 +317,10 @@ pub fn csv_records(text: &str, source_file: &str) -> std::result::Result<Vec<Rec
         return Err("the CSV header names no figure column such as seq-read_mib_s or qd1-read_iops (see the README)".into());
     }
     let mut records = Vec::new();
-    for (lineno, line) in lines {
-        if engine::cancel::requested() {
-            return Err("interrupted".into()); // parse_file turns this into exit 130
-        }
-        let lineno = lineno + 1;
-        let cells = split_csv_line(line);
-        if cells.len() != header.len() {
-            return Err(format!(
-                "line {lineno}: {} fields, the header has {}",
-                cells.len(),
-                header.len()
-            ));
-        }
-        let row: BTreeMap<&str, &str> = header
-            .iter()
-            .map(|h| h.as_str())
-            .zip(cells.iter().map(|c| c.trim()))
-            .collect();
-        let get = |k: &str| row.get(k).copied().filter(|v| !v.is_empty());
+    for row in table.rows() {
+        // "interrupted" here: parse_file turns it into exit 130.
+        let (lineno, line, row) = row?;
+        let get = |k: &str| row.get(k).map(|v| v.as_str()).filter(|v| !v.is_empty());
         let num = |k: &str| -> std::result::Result<Option<f64>, String> {
             match get(k) {
                 None => Ok(None),
@@ -287,19 +335,7 @@ pub fn csv_records(text: &str, source_file: &str) -> std::result::Result<Vec<Rec
             }
         };
         let date = get("date").ok_or_else(|| format!("line {lineno}: empty date"))?;
-        match engine::time::parse_utc_secs(date) {
-            None => {
-                return Err(format!(
-                    "line {lineno}, column date: {date:?} is not a real YYYY-MM-DD date"
-                ));
-            }
-            Some(t) if t > engine::time::latest_plausible_secs() => {
-                return Err(format!(
-                    "line {lineno}, column date: {date:?} is in the future"
-                ));
-            }
-            Some(_) => {}
-        }
+        check_csv_date(lineno, date)?;
         let label = get("label").ok_or_else(|| format!("line {lineno}: empty label"))?;
         let runner = Runner {
             label: label.into(),

@@ -59,19 +59,9 @@ pub fn build_timing_records(
     text: &str,
     source_file: &str,
 ) -> std::result::Result<Vec<Record>, String> {
-    let mut lines = text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty());
-    let (_, header) = lines
-        .next()
-        .ok_or("empty file: expected a CSV header line")?;
-    let header: Vec<String> = split_csv_line(header.trim_start_matches('\u{feff}'))
-        .into_iter()
-        .map(|h| h.trim().to_string())
-        .collect();
+    let table = crate::import::CsvTable::parse(text)?;
     for required in HEADER {
-        if !header.iter().any(|h| h == required) {
+        if !table.has(required) {
             return Err(format!(
                 "a build-timings CSV needs the columns {}; the header has no {required:?}",
                 HEADER.join(",")
@@ -81,33 +71,17 @@ pub fn build_timing_records(
     // (date, label, suite) -> the runs of that job; the k-th row of the same step goes to run k.
     type Job = Vec<(Record, Vec<String>)>;
     let mut jobs: BTreeMap<(String, String, String), Job> = BTreeMap::new();
-    for (lineno, line) in lines {
-        let lineno = lineno + 1;
-        let cells = split_csv_line(line);
-        if cells.len() != header.len() {
-            return Err(format!(
-                "line {lineno}: {} fields, the header has {}",
-                cells.len(),
-                header.len()
-            ));
-        }
-        let row: BTreeMap<&str, &str> = header
-            .iter()
-            .map(|h| h.as_str())
-            .zip(cells.iter().map(|c| c.trim()))
-            .collect();
+    for row in table.rows() {
+        // "interrupted" here: the import turns it into exit 130.
+        let (lineno, _, row) = row?;
         let get = |k: &str| {
             row.get(k)
-                .copied()
+                .map(|v| v.as_str())
                 .filter(|v| !v.is_empty())
                 .ok_or_else(|| format!("line {lineno}, column {k}: empty"))
         };
         let date = get("date")?;
-        if crate::model::epoch_day(date).is_none() {
-            return Err(format!(
-                "line {lineno}, column date: {date:?} is not a YYYY-MM-DD date"
-            ));
-        }
+        crate::import::check_csv_date(lineno, date)?;
         let (label, suite, step) = (get("label")?, get("suite")?, get("step")?);
         let wall = get("wall_s")?;
         let wall_s = wall
@@ -141,8 +115,10 @@ pub fn build_timing_records(
                     )],
                     ..Runner::default()
                 };
+                // From the content only: the same rows imported from another path or a copy
+                // are the same records.
                 let rec_id = crate::import::stable_id(&[
-                    source_file,
+                    "build-timings",
                     date,
                     label,
                     suite,
@@ -181,10 +157,20 @@ pub fn build_timing_records(
             ..StepResult::default()
         });
     }
-    let records: Vec<Record> = jobs
+    let mut records: Vec<Record> = jobs
         .into_values()
         .flat_map(|runs| runs.into_iter().map(|(r, _)| r))
         .collect();
+    // A record's id covers all it holds (its first row's id plus every step's time and
+    // status), so a corrected time is a new record and the same rows are the same record.
+    for rec in &mut records {
+        let mut parts = vec![rec.id.clone()];
+        for st in &rec.steps {
+            parts.push(format!("{}={}:{:?}", st.id, st.wall_s, st.status));
+        }
+        let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
+        rec.id = crate::import::stable_id(&parts);
+    }
     if records.is_empty() {
         return Err("no data rows after the header".into());
     }
@@ -251,6 +237,13 @@ mod tests {
             ("2026-10-10,a,node,t,-1,success", "line 2, column wall_s"),
             ("2026-10-10,a,node,t,3,maybe", "line 2, column status"),
             ("yesterday,a,node,t,3,success", "line 2, column date"),
+            // The same date checks as the figures CSV: a real calendar date, not ahead.
+            ("2026-02-31,a,node,t,3,success", "line 2, column date"),
+            (
+                "2026-01-01<script>,a,node,t,3,success",
+                "line 2, column date",
+            ),
+            ("9999-12-31,a,node,t,3,success", "is in the future"),
             ("2026-10-10,,node,t,3,success", "line 2, column label"),
             ("2026-10-10,a,node,t,3", "line 2: 5 fields"),
         ] {
@@ -259,5 +252,33 @@ mod tests {
         }
         let err = build_timing_records("date,label,suite,step,wall_s\n", "x").unwrap_err();
         assert!(err.contains("\"status\""), "{err}");
+    }
+
+    /// The ids come from the rows, not from the file's name: the same timings imported from
+    /// another path or a renamed copy are the same records (an import is idempotent).
+    #[test]
+    fn ids_come_from_the_content_not_the_file_name() {
+        let csv = "date,label,suite,step,wall_s,status\n\
+                   2026-10-10,a,node,test,10,success\n\
+                   2026-10-10,b,node,test,12,success\n";
+        let ids = |name: &str| -> Vec<String> {
+            build_timing_records(csv, name)
+                .unwrap()
+                .into_iter()
+                .map(|r| r.id)
+                .collect()
+        };
+        assert_eq!(ids("timings.csv"), ids("copy-of-timings.csv"));
+        let other = csv.replace(",12,", ",13,");
+        let changed: Vec<String> = build_timing_records(&other, "timings.csv")
+            .unwrap()
+            .into_iter()
+            .map(|r| r.id)
+            .collect();
+        assert_ne!(
+            ids("timings.csv"),
+            changed,
+            "different rows, different records"
+        );
     }
 }
