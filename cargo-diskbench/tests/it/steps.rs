@@ -498,3 +498,44 @@ fn package_metadata_steps_run_with_a_start_and_an_end_line_each() {
     }
     assert_empty(dir.path());
 }
+
+/// Regression: a workspace member's [package.metadata.diskbench] was silently ignored. It is
+/// still not read, but the run says so, naming the file and where the table belongs.
+#[test]
+fn member_crate_table_is_named_not_silently_ignored() {
+    let project = tempfile::tempdir().unwrap();
+    let root = project.path();
+    std::fs::write(
+        root.join("Cargo.toml"),
+        "[workspace]\nmembers = [\"crates/*\"]\nresolver = \"2\"\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(root.join("crates/app/src")).unwrap();
+    std::fs::write(
+        root.join("crates/app/Cargo.toml"),
+        "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+         [package.metadata.diskbench]\nsteps = [{ id = \"app-test\", run = \"cargo test\" }]\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("crates/app/src/lib.rs"), "").unwrap();
+    let dir = work_disk_dir();
+    // `--only app-test` is refused (the step is not read) after the warning is printed.
+    let out = steps_cmd(root, dir.path(), &["--only", "app-test"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "crates/app/Cargo.toml: [package.metadata.diskbench] of a workspace member is not read"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("[workspace.metadata.diskbench]"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("cd crates/app && "), "{stderr}");
+    assert!(out.stdout.is_empty());
+    assert_empty(dir.path());
+}

@@ -14,6 +14,8 @@ pub struct DiskFacts {
     pub sysfs: String,
     /// On Hyper-V (Azure): "os" or "resource" when the VMBus address says which disk it is.
     pub azure_role: Option<&'static str>,
+    /// DMI says this machine is an Azure VM (see [`super::class::dmi_says_azure`]).
+    pub on_azure: bool,
 }
 
 /// Everything found below one `MAJ:MIN`.
@@ -154,6 +156,7 @@ fn visit(view: &SysView, dir: &str, chain: &mut Chain, depth: usize) {
         } else {
             chain.disks.push(DiskFacts {
                 azure_role: azure_role(view, dir),
+                on_azure: super::class::dmi_says_azure(view),
                 device,
                 sysfs: dir.to_string(),
             });

@@ -3,7 +3,16 @@
 //! To teach the tool a new kind of disk, add a row.
 
 use super::blockdev::DiskFacts;
+use super::sysview::SysView;
 use crate::record::StorageClass;
+
+/// Whether DMI says this machine is an Azure VM: sys_vendor "Microsoft Corporation" and
+/// Azure's fixed chassis asset tag, which plain Hyper-V and WSL2 do not carry.
+pub fn dmi_says_azure(view: &SysView) -> bool {
+    view.attr("/sys/class/dmi/id/sys_vendor").as_deref() == Some("Microsoft Corporation")
+        && view.attr("/sys/class/dmi/id/chassis_asset_tag").as_deref()
+            == Some(super::runner::AZURE_ASSET_TAG)
+}
 
 /// A rule over the filesystem type of the filesystem that takes the writes.
 pub struct FsRule {
@@ -67,6 +76,12 @@ pub enum DiskTest {
         model: &'static str,
         roles: &'static [&'static str],
     },
+    /// Vendor and model are exactly these, DMI says the machine is on Azure, and no Azure
+    /// role was found for the disk.
+    VendorModelOnAzureWithoutRole {
+        vendor: &'static str,
+        model: &'static str,
+    },
     /// The model contains one of `models`, or the vendor one of `vendors`.
     NameContains {
         models: &'static [&'static str],
@@ -115,6 +130,24 @@ impl DiskTest {
                     format!("vendor = {}, model = {}{role}", vendor(d), model(d))
                 })
             }
+            DiskTest::VendorModelOnAzureWithoutRole {
+                vendor: v,
+                model: m,
+            } => {
+                let hit = vendor(d).eq_ignore_ascii_case(v)
+                    && model(d).eq_ignore_ascii_case(m)
+                    && d.on_azure
+                    && d.azure_role.is_none();
+                hit.then(|| {
+                    format!(
+                        "vendor = {}, model = {}, DMI says Azure (sys_vendor = Microsoft \
+                         Corporation, Azure's chassis asset tag) but its VMBus address is none \
+                         of Azure's OS, resource or data disk addresses",
+                        vendor(d),
+                        model(d)
+                    )
+                })
+            }
             DiskTest::NameContains { models, vendors } => {
                 let m = model(d).to_ascii_lowercase();
                 let v = vendor(d).to_ascii_lowercase();
@@ -156,6 +189,10 @@ impl DiskTest {
                 }
                 out
             }
+            DiskTest::VendorModelOnAzureWithoutRole { vendor, model } => format!(
+                "vendor \"{vendor}\", model \"{model}\", on a machine whose DMI says Azure, \
+                 at none of Azure's OS, resource or data disk addresses"
+            ),
             DiskTest::NameContains { models, vendors } => format!(
                 "model contains {}, or vendor contains {}",
                 quoted(models),
@@ -225,7 +262,18 @@ pub static DISK_RULES: &[DiskRule] = &[
         },
     },
     DiskRule {
-        name: "any other Hyper-V SCSI disk: not at an Azure disk address, so a local VHD (WSL2, Hyper-V) as far as can be seen",
+        // On Azure a Hyper-V SCSI disk is a managed disk, the resource disk or something
+        // newer; without its role the class cannot be told, and a local VHD is the one thing
+        // it is not.
+        name: "Hyper-V SCSI disk on Azure whose role (OS, resource, data) was not found: class not known",
+        class: StorageClass::Unknown,
+        test: DiskTest::VendorModelOnAzureWithoutRole {
+            vendor: "Msft",
+            model: "Virtual Disk",
+        },
+    },
+    DiskRule {
+        name: "any other Hyper-V SCSI disk: off Azure (no Azure DMI), so a local VHD (WSL2, Hyper-V) as far as can be seen",
         class: StorageClass::VmDisk,
         test: DiskTest::VendorModelRole {
             vendor: "Msft",
@@ -405,6 +453,30 @@ mod tests {
         let (class, why) = classify_disk(&disk("scsi", "Msft", "Virtual Disk"));
         assert_eq!(class, StorageClass::VmDisk, "{why}");
         assert!(why.contains("local VHD"), "{why}");
+    }
+
+    /// On Azure (by DMI) a "Msft Virtual Disk" without a role is not a local VHD: unknown,
+    /// saying why. Off Azure (WSL2, plain Hyper-V) it stays a vm-disk.
+    #[test]
+    fn msft_virtual_disk_on_azure_without_a_role_is_unknown() {
+        let mut d = disk("scsi", "Msft", "Virtual Disk");
+        d.on_azure = true;
+        let (class, why) = classify_disk(&d);
+        assert_eq!(class, StorageClass::Unknown, "{why}");
+        assert!(why.contains("DMI says Azure"), "{why}");
+        assert!(
+            why.contains("role (OS, resource, data) was not found"),
+            "{why}"
+        );
+        // A role found on Azure still decides.
+        d.azure_role = Some("resource");
+        assert_eq!(classify_disk(&d).0, StorageClass::VmDisk);
+        d.azure_role = Some("data");
+        assert_eq!(classify_disk(&d).0, StorageClass::NetworkDisk);
+        // Another vendor's disk on Azure is not caught by the rule.
+        let mut other = disk("scsi", "QEMU", "QEMU HARDDISK");
+        other.on_azure = true;
+        assert_eq!(classify_disk(&other).0, StorageClass::VmDisk);
     }
 
     #[test]

@@ -343,3 +343,45 @@ fn an_empty_view_is_unknown_everywhere_and_does_not_panic() {
     assert!(has(&s.notes, "cannot read /proc/self/mountinfo"));
     assert!(has(&runner.evidence, "cannot read /proc/meminfo"));
 }
+
+/// An Azure VM (DMI) whose data disk sits at LUN 2 of the first SCSI controller, an address
+/// Azure's rules give no role: unknown, saying why, not a local VHD.
+#[test]
+fn azure_disk_without_a_role_is_unknown_and_says_why() {
+    let (runner, s) = detect("azure-disk-without-role", "/mnt/work");
+    assert_eq!(chain(&s), ["sdb1", "sdb"]);
+    assert_eq!(s.class, StorageClass::Unknown);
+    assert!(
+        has(&s.class_evidence, "DMI says Azure"),
+        "{:?}",
+        s.class_evidence
+    );
+    assert!(
+        has(&s.class_evidence, "role (OS, resource, data) was not found"),
+        "{:?}",
+        s.class_evidence
+    );
+    assert_eq!(runner.provider.as_deref(), Some("azure"));
+    // The OS disk at LUN 0 is still told apart.
+    let (_, os) = detect("azure-disk-without-role", "/home");
+    assert_eq!(
+        os.class,
+        StorageClass::NetworkDisk,
+        "{:?}",
+        os.class_evidence
+    );
+}
+
+/// The same Hyper-V disks without Azure's chassis asset tag (plain Hyper-V): the disk at an
+/// unknown address stays a local VHD.
+#[test]
+fn hyperv_disk_off_azure_stays_a_vm_disk() {
+    let (runner, s) = detect("hyperv-disk-off-azure", "/mnt/work");
+    assert_eq!(s.class, StorageClass::VmDisk, "{:?}", s.class_evidence);
+    assert!(
+        has(&s.class_evidence, "local VHD"),
+        "{:?}",
+        s.class_evidence
+    );
+    assert!(runner.provider.is_none());
+}

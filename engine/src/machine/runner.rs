@@ -109,7 +109,7 @@ fn ci_label(view: &SysView, arch: &str) -> Option<String> {
 }
 
 /// Azure's fixed chassis asset tag, which plain Hyper-V machines do not carry.
-const AZURE_ASSET_TAG: &str = "7783-7084-3265-9085-8269-3286-77";
+pub(super) const AZURE_ASSET_TAG: &str = "7783-7084-3265-9085-8269-3286-77";
 
 fn provider(view: &SysView, ev: &mut Vec<String>) -> (Option<String>, Option<String>) {
     let dmi = |f: &str| view.attr(&format!("/sys/class/dmi/id/{f}"));

@@ -196,8 +196,12 @@ fn pressure_delta(before: Pressure, after: Pressure) -> (Option<f64>, Option<f64
     (Some(some), full)
 }
 
-/// How often the step's tasks are sampled for their run-queue wait.
-const SAMPLE_EVERY: Duration = Duration::from_millis(200);
+/// How often `/proc` is scanned for the step's processes, for their run-queue wait.
+const SCAN_EVERY: Duration = Duration::from_millis(100);
+/// How often processes already found are re-read: what a process waited after its last read
+/// is lost when it exits (a short rustc on a busy machine), so known ones are read more often
+/// than the (costlier) scan runs.
+const RESAMPLE_EVERY: Duration = Duration::from_millis(25);
 
 /// Wait until `pid` has exited (it stays a zombie). Returns false if Ctrl-C came first
 /// (only when `cancellable`). Samples the group's run-queue wait meanwhile.
@@ -206,7 +210,12 @@ fn wait_exit(
     cancellable: bool,
     mut run_queue: Option<&mut probe::RunQueueSampler>,
 ) -> bool {
-    let mut next_sample = Instant::now() + SAMPLE_EVERY;
+    let mut next_scan = Instant::now() + SCAN_EVERY;
+    let poll_ms = if run_queue.is_some() {
+        RESAMPLE_EVERY.as_millis() as libc::c_int
+    } else {
+        100
+    };
     // SAFETY: pidfd_open takes a pid and flags and returns a new fd or -1.
     let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as libc::c_int;
     let result = loop {
@@ -216,11 +225,13 @@ fn wait_exit(
         if cancellable && crate::cancel::requested() {
             break false;
         }
-        if let Some(rq) = run_queue.as_deref_mut()
-            && Instant::now() >= next_sample
-        {
-            rq.sample();
-            next_sample = Instant::now() + SAMPLE_EVERY;
+        if let Some(rq) = run_queue.as_deref_mut() {
+            if Instant::now() >= next_scan {
+                rq.sample();
+                next_scan = Instant::now() + SCAN_EVERY;
+            } else {
+                rq.sample_members();
+            }
         }
         if pidfd >= 0 {
             let mut fds = libc::pollfd {
@@ -229,7 +240,7 @@ fn wait_exit(
                 revents: 0,
             };
             // SAFETY: one valid pollfd we own. EINTR (Ctrl-C) just loops to the flag check.
-            unsafe { libc::poll(&mut fds, 1, 100) };
+            unsafe { libc::poll(&mut fds, 1, poll_ms) };
         } else {
             std::thread::sleep(Duration::from_millis(10));
         }

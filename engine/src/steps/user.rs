@@ -8,7 +8,10 @@
 //! ```
 //!
 //! A malformed table is refused with the file, the key and the problem (exit code 2): a
-//! typo must not silently drop the step someone wanted measured.
+//! typo must not silently drop the step someone wanted measured. For the same reason a
+//! workspace member's own `[package.metadata.diskbench]`, which is not read (steps run in the
+//! workspace root, and two members could both define `test`), is named in a warning that
+//! says where to move it.
 
 use std::path::{Path, PathBuf};
 
@@ -38,6 +41,9 @@ pub fn load(
     let mut sources: Vec<(PathBuf, String, Option<Value>)> = Vec::new();
     if let Some(manifest) = cargo_toml {
         let table = read_table(manifest)?;
+        for note in ignored_member_tables(manifest, &table) {
+            eprintln!("warning: {note}");
+        }
         let section = table
             .get("workspace")
             .and_then(|w| w.get("metadata"))
@@ -92,6 +98,119 @@ pub fn load(
         }
     }
     Ok(steps)
+}
+
+/// Member manifests larger than this are not looked at (a Cargo.toml is a few KiB).
+const MAX_MEMBER_MANIFEST_BYTES: u64 = 1 << 20;
+
+/// One warning per workspace member whose Cargo.toml holds a `[package.metadata.diskbench]`
+/// table, which is not read: it names the file and where to move the table. `table` is the
+/// workspace root manifest `manifest`, already parsed.
+pub fn ignored_member_tables(manifest: &Path, table: &Table) -> Vec<String> {
+    let Some(workspace) = table.get("workspace").and_then(Value::as_table) else {
+        return Vec::new();
+    };
+    let root = manifest.parent().unwrap_or(Path::new("."));
+    let paths = |key: &str| -> Vec<&str> {
+        workspace
+            .get(key)
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default()
+    };
+    let excluded: Vec<PathBuf> = paths("exclude").iter().map(|e| root.join(e)).collect();
+    let mut dirs: Vec<PathBuf> = paths("members")
+        .iter()
+        .flat_map(|pattern| expand_member(root, pattern))
+        .filter(|d| !excluded.iter().any(|e| d.starts_with(e)))
+        .collect();
+    dirs.sort();
+    dirs.dedup();
+    let mut notes = Vec::new();
+    for dir in dirs {
+        let member = dir.join("Cargo.toml");
+        // Only regular files of a sane size: a member path comes from the manifest's text.
+        let readable = std::fs::metadata(&member)
+            .is_ok_and(|m| m.is_file() && m.len() <= MAX_MEMBER_MANIFEST_BYTES);
+        if !readable || member == manifest {
+            continue;
+        }
+        // Cargo has checked the members' manifests already; one it cannot parse is its error.
+        let Some(member_table) = std::fs::read_to_string(&member)
+            .ok()
+            .and_then(|t| t.parse::<Table>().ok())
+        else {
+            continue;
+        };
+        let has_table = member_table
+            .get("package")
+            .and_then(|p| p.get("metadata"))
+            .and_then(|m| m.get("diskbench"))
+            .is_some();
+        if has_table {
+            let rel = dir.strip_prefix(root).unwrap_or(&dir).display().to_string();
+            notes.push(format!(
+                "{}: [package.metadata.diskbench] of a workspace member is not read; move its \
+                 steps to [workspace.metadata.diskbench] in {} (or to {CONFIG_FILE} beside it), \
+                 where they run in the workspace root: prefix a member's command with \
+                 `cd {rel} && `",
+                member.display(),
+                manifest.display()
+            ));
+        }
+    }
+    notes
+}
+
+/// The directories a `workspace.members` entry names below `root`: `*` and `?` expand within
+/// one path component; an entry that leaves the root (`..`, absolute) is not followed.
+fn expand_member(root: &Path, pattern: &str) -> Vec<PathBuf> {
+    if pattern.starts_with('/') {
+        return Vec::new();
+    }
+    let mut dirs = vec![root.to_path_buf()];
+    for part in pattern.split('/').filter(|p| !p.is_empty() && *p != ".") {
+        if part == ".." {
+            return Vec::new();
+        }
+        if !part.contains(['*', '?']) {
+            dirs = dirs.into_iter().map(|d| d.join(part)).collect();
+            continue;
+        }
+        dirs = dirs
+            .iter()
+            .filter_map(|d| std::fs::read_dir(d).ok())
+            .flat_map(|entries| entries.flatten())
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .filter(|e| e.file_name().to_str().is_some_and(|n| wildcard(part, n)))
+            .map(|e| e.path())
+            .collect();
+    }
+    dirs
+}
+
+/// `*` matches any run of characters, `?` one character; everything else itself.
+fn wildcard(pattern: &str, name: &str) -> bool {
+    let (p, n): (Vec<char>, Vec<char>) = (pattern.chars().collect(), name.chars().collect());
+    // Classic two-pointer match with backtracking to the last `*`.
+    let (mut i, mut j, mut star, mut mark) = (0, 0, None, 0);
+    while j < n.len() {
+        if i < p.len() && (p[i] == '?' || p[i] == n[j]) {
+            i += 1;
+            j += 1;
+        } else if i < p.len() && p[i] == '*' {
+            star = Some(i);
+            mark = j;
+            i += 1;
+        } else if let Some(s) = star {
+            i = s + 1;
+            mark += 1;
+            j = mark;
+        } else {
+            return false;
+        }
+    }
+    p[i..].iter().all(|c| *c == '*')
 }
 
 fn read_table(path: &Path) -> Result<Table> {
@@ -272,6 +391,65 @@ mod tests {
         );
         let msg = format!("{:#}", load(Some(&manifest), d.path(), &[]).unwrap_err());
         assert!(msg.contains("id \"a\" is defined twice"), "{msg}");
+    }
+
+    /// Regression: a member crate's [package.metadata.diskbench] was silently ignored.
+    #[test]
+    fn a_member_crates_table_is_named_in_a_warning() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        let manifest = write(
+            root,
+            "Cargo.toml",
+            "[workspace]\nmembers = [\"crates/*\", \"tool\", \"../outside\"]\n\
+             exclude = [\"crates/skipped\"]\n",
+        );
+        let member = |dir: &str, extra: &str| {
+            std::fs::create_dir_all(root.join(dir)).unwrap();
+            write(
+                &root.join(dir),
+                "Cargo.toml",
+                &format!("[package]\nname = \"x\"\n{extra}"),
+            );
+        };
+        let table = "[package.metadata.diskbench]\nsteps = [{ id = \"t\", run = \"x\" }]\n";
+        member("crates/core", table);
+        member("crates/plain", "");
+        member("crates/skipped", table);
+        member("tool", table);
+        let notes = ignored_member_tables(&manifest, &read_table(&manifest).unwrap());
+        assert_eq!(notes.len(), 2, "{notes:?}");
+        let core = &notes[0];
+        assert!(
+            core.contains("crates/core/Cargo.toml: [package.metadata.diskbench]"),
+            "{core}"
+        );
+        assert!(
+            core.contains("move its steps to [workspace.metadata.diskbench]"),
+            "{core}"
+        );
+        assert!(core.contains(&manifest.display().to_string()), "{core}");
+        assert!(core.contains("cd crates/core && "), "{core}");
+        assert!(notes[1].contains("tool/Cargo.toml"), "{notes:?}");
+        // The members' steps are not loaded: no step, no error.
+        assert!(load(Some(&manifest), root, &[]).unwrap().is_empty());
+        // A single-crate project's own table is read, not warned about.
+        let single = write(
+            root,
+            "Cargo.toml",
+            &format!("[package]\nname = \"x\"\n{table}"),
+        );
+        assert!(ignored_member_tables(&single, &read_table(&single).unwrap()).is_empty());
+    }
+
+    #[test]
+    fn member_wildcards() {
+        assert!(wildcard("*", "core"));
+        assert!(wildcard("c*e", "core"));
+        assert!(wildcard("c?re", "core"));
+        assert!(wildcard("*-sys", "foo-sys"));
+        assert!(!wildcard("*-sys", "foo-sys2"));
+        assert!(!wildcard("c?re", "cre"));
     }
 
     #[test]
