@@ -4,6 +4,7 @@ mod cli;
 mod commands;
 mod output;
 
+use std::io::Write as _;
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -28,13 +29,33 @@ fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
-    match cli::dispatch(cli) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("Error: {err:#}");
+    // A failed print panics (see `quiet_on_closed_stdout`); the panic unwinds, so every guard on
+    // the way out runs (test files, cgroups, a daemon's limits, a tmpfs) before the exit code
+    // is chosen here.
+    match std::panic::catch_unwind(|| cli::dispatch(cli)) {
+        Ok(Ok(())) => ExitCode::SUCCESS,
+        Ok(Err(err)) => {
+            let _ = writeln!(std::io::stderr(), "Error: {err:#}");
             ExitCode::from(engine::error::exit_code(&err) as u8)
         }
+        Err(payload) => match print_failure(payload.as_ref()) {
+            Some(msg) if msg.contains("Broken pipe") => ExitCode::from(141),
+            Some(msg) => {
+                let _ = writeln!(std::io::stderr(), "Error: {msg}");
+                ExitCode::from(1)
+            }
+            None => std::panic::resume_unwind(payload),
+        },
     }
+}
+
+/// The message of a panic raised by a failed `print!`/`eprint!`, if that is what it was.
+fn print_failure(payload: &(dyn std::any::Any + Send)) -> Option<&str> {
+    payload
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| payload.downcast_ref::<&str>().copied())
+        .filter(|m| m.starts_with("failed printing to std"))
 }
 
 /// `print!` panics when stdout is gone: `cargo diskbench fio --help | head` closes the pipe,
@@ -45,20 +66,27 @@ fn main() -> ExitCode {
 fn quiet_on_closed_stdout() {
     let default = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        let msg = info
-            .payload()
-            .downcast_ref::<String>()
-            .map(String::as_str)
-            .or_else(|| info.payload().downcast_ref::<&str>().copied())
-            .unwrap_or("");
-        if msg.starts_with("failed printing to std") {
-            if msg.contains("Broken pipe") {
-                std::process::exit(141);
-            }
-            use std::io::Write as _;
-            let _ = writeln!(std::io::stderr(), "Error: {msg}");
-            std::process::exit(1);
+        if let Some(msg) = print_failure(info.payload()) {
+            // No backtrace, and no exit here: stop the work (I/O threads check the flag) and
+            // let the panic unwind through the guards; `main` picks the exit code. The stream
+            // that failed now goes to /dev/null, so a guard that prints on the way out cannot
+            // panic again (a second panic while unwinding would abort and skip the rest).
+            engine::cancel::request();
+            silence(if msg.contains("stdout") { 1 } else { 2 });
+            return;
         }
         default(info);
     }));
+}
+
+/// Point file descriptor `fd` at /dev/null.
+fn silence(fd: libc::c_int) {
+    // SAFETY: a NUL-terminated path; dup2 onto a standard descriptor and close of our own one.
+    unsafe {
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if null >= 0 {
+            libc::dup2(null, fd);
+            libc::close(null);
+        }
+    }
 }

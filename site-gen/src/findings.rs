@@ -249,27 +249,29 @@ fn same_cpu(ds: &Dataset, out: &mut Vec<Finding>) {
         if classes.len() < 2 {
             continue;
         }
-        // For each latency column: the best and worst runner of this CPU, on different classes.
+        // For each latency column: the best and worst runner of this CPU, on different classes,
+        // from figures a disk can produce (a cache-served one is never an end of "N x apart").
         let mut best_pick: Option<(f64, ColumnId, &RunnerSummary, &RunnerSummary)> = None;
         for c in [ColumnId::Qd1Read, ColumnId::SyncWrite] {
-            let with: Vec<&&RunnerSummary> = rs.iter().filter(|r| r.column(c).is_some()).collect();
+            let with: Vec<&&RunnerSummary> =
+                rs.iter().filter(|r| r.disk_column(c).is_some()).collect();
             let hi = with.iter().max_by(|a, b| {
-                a.column(c)
+                a.disk_column(c)
                     .unwrap()
                     .median
-                    .total_cmp(&b.column(c).unwrap().median)
+                    .total_cmp(&b.disk_column(c).unwrap().median)
             });
             let lo = with.iter().min_by(|a, b| {
-                a.column(c)
+                a.disk_column(c)
                     .unwrap()
                     .median
-                    .total_cmp(&b.column(c).unwrap().median)
+                    .total_cmp(&b.disk_column(c).unwrap().median)
             });
             if let (Some(hi), Some(lo)) = (hi, lo) {
                 if hi.class == lo.class {
                     continue;
                 }
-                let ratio = hi.column(c).unwrap().median / lo.column(c).unwrap().median;
+                let ratio = hi.disk_column(c).unwrap().median / lo.disk_column(c).unwrap().median;
                 if best_pick.as_ref().is_none_or(|b| ratio > b.0) {
                     best_pick = Some((ratio, c, hi, lo));
                 }

@@ -51,12 +51,22 @@ pub fn import_files_with(
     let mut present = existing_ids(results)?;
     let mut written = Vec::new();
     for imp in parsed {
+        let mut again = 0;
         for rec in imp.records {
             engine::cancel::check()?;
             if !present.insert(rec.id.clone()) {
-                continue; // already imported
+                again += 1; // already imported
+                continue;
             }
             written.push(engine::results::write_record(results, &rec)?);
+        }
+        if again > 0 {
+            // Never silent: a user who imports a corrected file must see that nothing changed.
+            eprintln!(
+                "note: {}: {again} record(s) already in {} with the same content, not added again",
+                imp.file.display(),
+                results.display()
+            );
         }
     }
     Ok(written)
@@ -357,7 +367,9 @@ pub fn csv_records(text: &str, source_file: &str) -> std::result::Result<Vec<Rec
             date.to_string()
         };
         // From the row alone: the same row imported from another path or a copy is the same record.
-        let id = stable_id(&[line.trim()]);
+        // From the content: the row and the header that says what its numbers are (the same
+        // row under another header is other figures, not a duplicate).
+        let id = stable_id(&[&table.header.join(","), line.trim()]);
         let mut rec = empty_record("imported:csv", source_file, id, started_at, runner);
         rec.storage.class = get("storage_class").map(csv_class).unwrap_or_default();
         rec.storage.fstype = get("workspace_fstype").unwrap_or("").into();
@@ -645,7 +657,8 @@ pub fn fio_record(
         )],
         ..Runner::default()
     };
-    // From the JSON alone (not the file name, nor messages fio printed before it).
+    // From the JSON alone (not the file name, nor messages fio printed before it): the same
+    // output imported again, from any path or copy, is a duplicate, and the import says so.
     let json_len = stream.byte_offset();
     let id = stable_id(&[&text[start..start + json_len]]);
     let mut rec = empty_record("imported:fio", source_file, id, started_at, runner);

@@ -36,6 +36,7 @@ pub struct PageFacts<'a> {
     pub fsync_options: Vec<(&'a str, &'a str)>,
     pub columns: Vec<(ColumnId, JobSpec)>,
     pub published: Vec<Record>,
+    pub ceilings: Vec<engine::ceiling::ClassCeiling>,
 }
 
 impl PageFacts<'static> {
@@ -52,6 +53,7 @@ impl PageFacts<'static> {
                 .map(|&c| (c, engine::suite::column_job(c, &opts, "suite.data".into())))
                 .collect(),
             published,
+            ceilings: engine::ceiling::CLASS_CEILINGS.to_vec(),
         }
     }
 }
@@ -104,6 +106,10 @@ fn render_call(call: &str, facts: &PageFacts) -> Result<String, String> {
         "column_settings" => {
             only_args(&[])?;
             Ok(column_settings(&facts.columns))
+        }
+        "cache_ceilings" => {
+            only_args(&[])?;
+            Ok(cache_ceilings(&facts.ceilings))
         }
         "published" => {
             only_args(&["class", "column", "figure", "stat", "variant"])?;
@@ -191,6 +197,24 @@ pub fn flagged_mount_options(options: &[(&str, &str)]) -> String {
     for (opt, why) in options {
         md.push_str(&format!("| `{opt}` | {} |\n", cell(why)));
     }
+    md
+}
+
+/// The ceilings above which a figure is marked as served by a cache (`engine::ceiling`).
+pub fn cache_ceilings(rows: &[engine::ceiling::ClassCeiling]) -> String {
+    let mut md = String::from("| storage | ceiling per device |\n|---|---|\n");
+    for r in rows {
+        md.push_str(&format!("| {} | {} |\n", r.class.title(), cell(r.basis)));
+    }
+    md.push_str(&format!(
+        "| unknown class | the largest row above, for bandwidth and for IOPS |\n\
+         | any disk, `qd1-read` | {} IOPS (under {:.0} µs per read: faster than any device answers) |\n\
+         | any disk, `sync-write` | {} IOPS (under {:.0} µs per write and its flush) |\n",
+        engine::units::format_figure(engine::ceiling::QD1_MAX_IOPS),
+        1e6 / engine::ceiling::QD1_MAX_IOPS,
+        engine::units::format_figure(engine::ceiling::SYNC_MAX_IOPS),
+        1e6 / engine::ceiling::SYNC_MAX_IOPS,
+    ));
     md
 }
 
@@ -394,6 +418,26 @@ mod tests {
         // The order is the code's: the new first disk rule comes right after the fs rules.
         let pos = |t: &str, s: &str| t.find(s).unwrap();
         assert!(pos(&added, "Unseen SSD") < pos(&added, "EC2 instance store"));
+    }
+
+    /// The cache ceilings on the methodology page are the engine's table, row for row; a row
+    /// removed from the facts leaves the page.
+    #[test]
+    fn cache_ceilings_come_from_the_engines_table() {
+        let html = page("methodology");
+        for r in engine::ceiling::CLASS_CEILINGS {
+            let basis = html_of(r.basis);
+            let basis = basis
+                .trim()
+                .trim_start_matches("<p>")
+                .trim_end_matches("</p>");
+            assert!(html.contains(basis), "{} not on the page", r.basis);
+        }
+        let mut facts = PageFacts::from_code();
+        let gone = facts.ceilings.remove(0);
+        let md = expand("{{ cache_ceilings() }}", &facts).unwrap();
+        assert!(!md.contains(gone.basis), "{md}");
+        assert!(md.contains(facts.ceilings[0].basis), "{md}");
     }
 
     #[test]

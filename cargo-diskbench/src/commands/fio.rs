@@ -54,10 +54,6 @@ pub fn exec(args: FioArgs) -> Result<()> {
         eprintln!("note: {note}");
     }
     let record = run(&inv)?;
-    if let Some(dir) = &inv.results_dir {
-        let path = engine::results::write_record(dir, &record)?;
-        eprintln!("record written to {}", path.display());
-    }
     let report = match inv.output_format {
         OutputFormat::Json => {
             let mut s =
@@ -76,6 +72,13 @@ pub fn exec(args: FioArgs) -> Result<()> {
                 .and_then(|_| out.flush())
                 .context("cannot write the report to stdout")?;
         }
+    }
+    // The record comes last: a run that exits non-zero (the report could not be written,
+    // Ctrl-C) leaves none.
+    engine::cancel::check()?;
+    if let Some(dir) = &inv.results_dir {
+        let path = engine::results::write_record(dir, &record)?;
+        eprintln!("record written to {}", path.display());
     }
     Ok(())
 }

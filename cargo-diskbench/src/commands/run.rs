@@ -321,10 +321,28 @@ pub fn exec(args: RunArgs) -> Result<()> {
     let path = engine::results::write_record(&results_dir, &record)?;
     // A run that exits non-zero leaves no record: if anything after this fails (or Ctrl-C
     // arrives), the record just written is removed again.
-    let rest = write_outputs(&args, &record, &path, &results_dir, json_to_stdout)
-        .and_then(|()| engine::cancel::check());
+    let mut json_written = false;
+    let rest = write_outputs(
+        &args,
+        &record,
+        &path,
+        &results_dir,
+        json_to_stdout,
+        &mut json_written,
+    )
+    .and_then(|()| engine::cancel::check());
     if let Err(err) = rest {
         let _ = std::fs::remove_file(&path);
+        // The --json copy of a record that is no longer kept goes too (only if this run wrote
+        // it: a file there from before a failed site render is the user's).
+        if let Some(copy) = args
+            .record
+            .json
+            .as_deref()
+            .filter(|j| *j != "-" && json_written)
+        {
+            let _ = std::fs::remove_file(copy);
+        }
         return Err(err.context(format!("no record kept ({} removed)", path.display())));
     }
     Ok(())
@@ -351,26 +369,19 @@ fn check_destinations(record: &RecordArgs, results_dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// What follows the record: the --json copy, the Markdown summary, the site.
+/// What follows the record: the site, the --json copy, the Markdown summary. Sets
+/// `json_written` once the --json file holds this record (so a later failure removes it).
 fn write_outputs(
     args: &RunArgs,
     record: &Record,
     path: &Path,
     results_dir: &Path,
     json_to_stdout: bool,
+    json_written: &mut bool,
 ) -> Result<()> {
     output::print(&format!("record: {}\n", path.display()), json_to_stdout);
-    if let Some(target) = &args.record.json {
-        let json = serde_json::to_string_pretty(record).context("cannot serialise the record")?;
-        if target == "-" {
-            let mut out = std::io::stdout().lock();
-            writeln!(out, "{json}").context("cannot write the record to stdout")?;
-        } else {
-            std::fs::write(target, format!("{json}\n"))
-                .with_context(|| format!("--json {target}: cannot write the record"))?;
-        }
-    }
-    write_markdown(record, args.record.markdown.as_deref())?;
+    // The site first (the output most likely to fail), then the copies: a failure leaves as
+    // little as possible behind, and $GITHUB_STEP_SUMMARY, which cannot be taken back, last.
     if !args.record.no_site {
         let out = args
             .record
@@ -385,6 +396,18 @@ fn write_outputs(
         .with_context(|| format!("the site could not be rendered into {}", out.display()))?;
         output::print(&format!("site: {}\n", out.display()), json_to_stdout);
     }
+    if let Some(target) = &args.record.json {
+        let json = serde_json::to_string_pretty(record).context("cannot serialise the record")?;
+        if target == "-" {
+            let mut out = std::io::stdout().lock();
+            writeln!(out, "{json}").context("cannot write the record to stdout")?;
+        } else {
+            *json_written = true;
+            std::fs::write(target, format!("{json}\n"))
+                .with_context(|| format!("--json {target}: cannot write the record"))?;
+        }
+    }
+    write_markdown(record, args.record.markdown.as_deref())?;
     let site_out = (!args.record.no_site).then(|| {
         args.record
             .site_out

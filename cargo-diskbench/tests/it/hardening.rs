@@ -769,6 +769,42 @@ fn class4_a_record_exists_exactly_when_the_exit_is_zero() {
 
 // ------------------------------------------------------------------------------- class 5
 
+/// `fio` whose report cannot be written after the job ran (`--output /dev/full` passes the
+/// up-front check: it is not a regular file, but it is writable): the exit is non-zero and no
+/// record is left, as for `run`.
+#[test]
+fn class5_fio_whose_report_fails_leaves_no_record() {
+    let _disk = common::disk_load();
+    let sb = sandbox();
+    let res = sb.path().join("res");
+    let results = format!("--results={}", res.display());
+    let out = cmd_in(
+        sb.path(),
+        &[
+            "fio",
+            "--name=t",
+            "--directory=.",
+            "--rw=randread",
+            "--bs=4k",
+            "--size=4M",
+            "--runtime=200ms",
+            "--time_based",
+            &results,
+            "--output=/dev/full",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert_ne!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let left = std::fs::read_dir(&res).map(|d| d.count()).unwrap_or(0);
+    assert_eq!(left, 0, "a record behind a failed exit");
+}
+
 #[test]
 fn class5_every_destination_is_checked_before_the_first_test_file() {
     // Writes records with fsync: a disk-loading test (see common::disk_quiet).
@@ -1286,6 +1322,33 @@ fn class7_importing_the_same_figures_again_adds_nothing_whatever_the_path() {
         counts.push(count());
     }
     assert_eq!(counts, [2, 2, 2, 2, 2, 3, 3, 3]);
+    // Importing again is never silent about what it skipped.
+    let ran = run_limited(
+        cmd_in(root, &["import", "--results", "res", "sub/copy.csv"]),
+        LIMIT,
+    );
+    assert!(
+        ran.stderr
+            .contains("2 record(s) already in res with the same content"),
+        "{}",
+        ran.context()
+    );
+    // The same row under another header is other figures: not a duplicate.
+    std::fs::write(
+        root.join("other-column.csv"),
+        "date,label,seq-write_mib_s\n2026-10-01,a,100\n",
+    )
+    .unwrap();
+    let ran = run_limited(
+        cmd_in(root, &["import", "--results", "res", "other-column.csv"]),
+        LIMIT,
+    );
+    assert_eq!(ran.code, Some(0), "{}", ran.context());
+    assert_eq!(
+        count(),
+        4,
+        "the seq-write figure was dropped as a duplicate"
+    );
 }
 
 // ------------------------------------------------------------------------------- class 8
@@ -1338,6 +1401,48 @@ fn class8_options_name_their_range_and_a_closed_stdout_is_quiet() {
         assert!(!err.contains("panicked"), "{args:?} > /dev/full: {err}");
         assert_ne!(out.status.code(), Some(101), "{args:?}");
     }
+
+    // stderr closed in the middle of a run (`2>&1 >/dev/null | head -c 20`): the progress line
+    // that fails ends the run as an interruption would, with every guard run on the way out:
+    // no test files left in --dir, no record, exit 141 (never a crash).
+    let dir = sb.path().join("closed-stderr");
+    std::fs::create_dir(&dir).unwrap();
+    let res = sb.path().join("closed-stderr-res");
+    let mut c = cmd_in(
+        sb.path(),
+        &[
+            "run",
+            "--dir",
+            "closed-stderr",
+            "--results",
+            "closed-stderr-res",
+            "--size",
+            "8M",
+            "--runtime",
+            "0.5",
+            "--ramp",
+            "0",
+            "--no-steps",
+            "--no-site",
+        ],
+    );
+    c.stderr(Stdio::piped()).stdout(Stdio::null());
+    let mut child = c.spawn().unwrap();
+    // Read the first progress line, then close the pipe: the next line fails mid-run.
+    let mut first = [0u8; 20];
+    std::io::Read::read_exact(child.stderr.as_mut().unwrap(), &mut first).unwrap();
+    drop(child.stderr.take());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(141));
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        0,
+        "test files left"
+    );
+    assert!(
+        std::fs::read_dir(&res).map(|d| d.count()).unwrap_or(0) == 0,
+        "a record behind exit 141"
+    );
 
     // Terminal control characters in a label are shown escaped.
     for label in ["\u{1b}[31mred", "\u{1b}]0;title\u{7}", "a\rb", "\u{9b}2J"] {
