@@ -22,6 +22,55 @@ fn write_fleet(results: &Path, fleet: &Fleet) -> usize {
     recs.len()
 }
 
+/// The small fleet with build steps as long as the real engine's: its step names and verdict
+/// sentences (as `run` wrote them on a 2-vCPU VM, 2026-12-01) and a what-if experiment with
+/// its conditions table. The generated fleet's short sentences fit any table.
+fn write_fleet_with_real_steps(results: &Path) {
+    use engine::record::{Bound, WhatIf, WhatIfCondition};
+    let cond = |id: &str, wall_s: f64, ratio: Option<f64>| WhatIfCondition {
+        id: id.into(),
+        wall_s,
+        runs: 3,
+        ratio,
+        ..WhatIfCondition::default()
+    };
+    for mut r in Fleet::small().records() {
+        for s in &mut r.steps {
+            match s.id.as_str() {
+                "docker-build" => {
+                    s.name = "docker build --no-cache of a built-in FROM scratch context".into();
+                    s.why = "The machine stalled on I/O (PSI) for 45% of the wall time; storage \
+                        traffic 69.1 MiB/s would take 4% of the time at this disk's sequential \
+                        speed, 4.9 KiB per read/write call, 0.43 of 2 cores busy over its 13.1 s, \
+                        0.49 of 2 cores busy over the 11.4 s of its 13.1 s not spent waiting for \
+                        a CPU (13% waiting: a busy machine): it waits on many small, dependent \
+                        operations, not on moving bytes."
+                        .into();
+                }
+                "sqlite" => {
+                    s.name = "SQLite: small synced transactions, then indexed reads".into();
+                    s.what_if = Some(WhatIf {
+                        baseline: Some(cond("baseline", 5.37, None)),
+                        conditions: vec![
+                            cond("memory", 0.41, Some(0.08)),
+                            cond("iops-capped", 40.2, Some(7.49)),
+                            cond("bandwidth-capped", 5.6, Some(1.04)),
+                        ],
+                        devices: vec!["8:0".into()],
+                        bound: Bound::Latency,
+                        why: "In memory it took 0.08x the normal time and under an IOPS cap \
+                            7.49x, while a bandwidth cap changed it by 1.04x."
+                            .into(),
+                        notes: Vec::new(),
+                    });
+                }
+                _ => {}
+            }
+        }
+        engine::results::write_record(results, &r).unwrap();
+    }
+}
+
 fn site(results: &Path, out: &Path, extra: &[&str]) -> std::process::Output {
     let mut args = vec![
         "site",
@@ -715,7 +764,7 @@ fn pages_render_in_chromium_without_console_errors() {
     };
     let tmp = tempfile::tempdir().unwrap();
     let (results, out) = (tmp.path().join("results"), tmp.path().join("site"));
-    write_fleet(&results, &Fleet::small());
+    write_fleet_with_real_steps(&results);
     ok(&common::run(&[
         "import",
         published_csv().to_str().unwrap(),
@@ -760,28 +809,46 @@ fn pages_render_in_chromium_without_console_errors() {
     // that scrolls sideways, and such a container must show that it scrolls (its shadow).
     // A copy of each page gets a probe script (the site itself has none) that measures the
     // laid-out page and writes what it found into the DOM, which --dump-dom prints.
-    for page in [
-        "index.html",
-        "runners/i7i-large-nvme.html",
-        "runners/ubuntu-24-04.html",
-        "steps.html",
-        "by/qd1-read.html",
-        "columns.html",
-        "verdicts.html",
-        "methodology.html",
-    ] {
-        let report = phone_overflow(&chrome, &out.join(page));
+    // The same at a tablet's 900 px and a desktop's 1280 px, where the runner tables are
+    // nearly wide enough: no figure may run into the next, and a table that scrolls says so.
+    // At every width the sentence rows (verdicts, job notes) are readable whole.
+    for (w, page) in [390, 900, 1280].into_iter().flat_map(|w| {
+        [
+            "runners/ubuntu-24-04.html",
+            "index.html",
+            "runners/i7i-large-nvme.html",
+            "steps.html",
+            "by/qd1-read.html",
+            "columns.html",
+            "verdicts.html",
+            "methodology.html",
+        ]
+        .map(|p| (w, p))
+    }) {
+        let report = probe_at(&chrome, &out.join(page), w);
         assert!(
             report.overflowing.is_empty() && report.page_width <= report.viewport,
-            "{page} at 390 px: the page is {} px wide in a {} px viewport; sticking out: {:#?}",
+            "{page} at {w} px: the page is {} px wide in a {} px viewport; sticking out: {:#?}",
             report.page_width,
             report.viewport,
             report.overflowing
         );
         assert!(
             report.unhinted.is_empty(),
-            "{page} at 390 px: containers that scroll without a visible hint: {:#?}",
+            "{page} at {w} px: containers that scroll without a visible hint: {:#?}",
             report.unhinted
+        );
+        assert!(
+            report.clipped_why.is_empty(),
+            "{page} at {w} px: sentence rows cut off: {:#?}",
+            report.clipped_why
+        );
+        assert!(
+            report.overlaps.is_empty() && report.unhinted_tables.is_empty(),
+            "{page} at {w} px: runner-table cells running into each other: {:#?}; \
+             tables scrolling without their hint: {:#?}",
+            report.overlaps,
+            report.unhinted_tables
         );
         // The per-class tables of the index line up column for column.
         if page == "index.html" {
@@ -806,6 +873,29 @@ fn pages_render_in_chromium_without_console_errors() {
     assert!(
         report.page_width > report.viewport && report.unhinted.len() == 1,
         "the overflow probe sees nothing on a page that overflows: {report:?}"
+    );
+    // It also sees a sentence row cut by its scroll box, a figure running into the next cell,
+    // and a runner table that scrolls with its hint hidden.
+    let cut = out.join("cut-control.html");
+    std::fs::write(
+        &cut,
+        "<!doctype html><meta name=viewport content=\"width=device-width\"><body>\
+         <div style=\"overflow-x:auto;width:200px;box-shadow:0 0 1px red\">\
+         <table style=\"width:400px\"><tr class=why><td>a sentence wider than its scroll box \
+         is cut on the right</td></tr></table></div>\
+         <p class=scroll-hint style=\"display:none\">swipe</p>\
+         <div style=\"overflow-x:auto;width:300px;box-shadow:0 0 1px red\">\
+         <table class=runners style=\"table-layout:fixed;width:600px\"><tr>\
+         <td style=\"width:60px;white-space:nowrap\">4,134,074 \u{b1}1%</td>\
+         <td style=\"white-space:nowrap\">3,679,547</td></tr></table></div>",
+    )
+    .unwrap();
+    let report = probe_at(&chrome, &cut, 390);
+    assert!(
+        report.clipped_why.len() == 1
+            && !report.overlaps.is_empty()
+            && report.unhinted_tables.len() == 1,
+        "the probe misses a cut sentence, overlapping cells or a hidden hint: {report:?}"
     );
     // The phone screenshots of the pages that broke before, to look at.
     for (name, page) in [
@@ -849,6 +939,12 @@ struct OverflowReport {
     unhinted: Vec<String>,
     /// Per runner table, where each heading starts (px from the table's left).
     columns: Vec<Vec<u64>>,
+    /// Sentence rows (`tr.why`) with text outside the viewport or cut by their scroll box.
+    clipped_why: Vec<String>,
+    /// Runner-table cells whose text crosses their cell's edge (into the next cell).
+    overlaps: Vec<String>,
+    /// Runner tables that scroll sideways while their scroll hint is hidden.
+    unhinted_tables: Vec<String>,
 }
 
 const OVERFLOW_PROBE: &str = r#"<script>
@@ -877,18 +973,81 @@ addEventListener('load', () => {
       unhinted.push(name(el));
     }
   }
+  // Text boxes of an element's text (not its element boxes), one rect per line piece.
+  const textRects = el => {
+    const rects = [], walk = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+      if (!n.textContent.trim()) continue;
+      const range = document.createRange();
+      range.selectNodeContents(n);
+      for (const r of range.getClientRects()) if (r.width > 0) rects.push(r);
+    }
+    return rects;
+  };
+  // Sentence rows: every piece of text lies inside the viewport and inside the visible part
+  // of the scroll box around it (a scroll box hides what sticks out of it: the probe above
+  // cannot see that).
+  const clipped_why = [];
+  for (const row of document.querySelectorAll('tr.why')) {
+    const box = scroller(row);
+    let left = 0, right = vw;
+    if (box) {
+      const b = box.getBoundingClientRect();
+      left = Math.max(left, b.left + box.clientLeft);
+      right = Math.min(right, b.left + box.clientLeft + box.clientWidth);
+    }
+    for (const r of textRects(row)) {
+      if (r.left < left - 1 || r.right > right + 1) {
+        clipped_why.push(name(row) + ' text ' + Math.round(r.left) + '..' + Math.round(r.right)
+          + ' outside ' + Math.round(left) + '..' + Math.round(right) + ' "' + row.textContent.trim().slice(0, 40) + '"');
+        break;
+      }
+    }
+  }
+  // Runner tables: each cell's text stays inside its cell, so neighbours never overlap;
+  // and a runner table that scrolls has its scroll hint showing.
+  const overlaps = [], unhinted_tables = [];
+  const union = rs => rs.length ? { left: Math.min(...rs.map(r => r.left)), right: Math.max(...rs.map(r => r.right)) } : null;
+  for (const t of document.querySelectorAll('table.runners')) {
+    for (const tr of t.rows) {
+      const cells = [...tr.cells].map(c => ({ c, r: c.getBoundingClientRect(), t: union(textRects(c)) }));
+      cells.forEach((x, i) => {
+        if (!x.t) return;
+        const next = cells.slice(i + 1).find(y => y.t);
+        if (x.t.left < x.r.left - 1 || x.t.right > x.r.right + 1 || (next && x.t.right > next.t.left + 1)) {
+          overlaps.push('"' + x.c.textContent.trim().replace(/\s+/g, ' ').slice(0, 30) + '" text '
+            + Math.round(x.t.left) + '..' + Math.round(x.t.right) + ' in cell ' + Math.round(x.r.left) + '..' + Math.round(x.r.right)
+            + (next ? ', next text from ' + Math.round(next.t.left) : ''));
+        }
+      });
+    }
+    const box = scroller(t);
+    if (box && box.scrollWidth > box.clientWidth + 1) {
+      const hint = box.previousElementSibling;
+      if (!hint || !hint.classList.contains('scroll-hint') || hint.getClientRects().length === 0) {
+        unhinted_tables.push('table.runners scrolls ' + box.scrollWidth + ' in ' + box.clientWidth + ' px, no hint shown');
+      }
+    }
+  }
   // Where each column starts in every per-class runner table (they must line up).
   const columns = [...document.querySelectorAll('table.runners')].map(t =>
     [...t.querySelectorAll('thead th')].map(th => Math.round(th.offsetLeft)));
   const out = document.createElement('pre');
   out.id = 'overflow-probe';
   out.textContent = JSON.stringify({ vw, sw: document.documentElement.scrollWidth,
-    overflowing: overflowing.slice(0, 15), unhinted, columns });
+    overflowing: overflowing.slice(0, 15), unhinted, columns,
+    clipped_why, overlaps: overlaps.slice(0, 15), unhinted_tables });
   document.body.appendChild(out);
+  if (parent !== window) parent.postMessage(out.textContent, '*');
 });
 </script>"#;
 
 fn phone_overflow(chrome: &Path, page: &Path) -> OverflowReport {
+    probe_at(chrome, page, 390)
+}
+
+/// The probe's findings on a copy of `page` laid out in a window `width` px wide.
+fn probe_at(chrome: &Path, page: &Path, width: u32) -> OverflowReport {
     let html = std::fs::read_to_string(page).unwrap();
     let probe = page.with_file_name(format!(
         "{}.probe.html",
@@ -899,6 +1058,22 @@ fn phone_overflow(chrome: &Path, page: &Path) -> OverflowReport {
         None => format!("{html}{OVERFLOW_PROBE}"),
     };
     std::fs::write(&probe, probed).unwrap();
+    // Headless Chromium's window is never narrower than 500 px, whatever --window-size says:
+    // the copy is laid out in an iframe of the width asked for, which posts the findings to
+    // the frame around it for --dump-dom to print.
+    let frame = probe.with_extension("frame.html");
+    std::fs::write(
+        &frame,
+        format!(
+            "<!doctype html><body style=\"margin:0\"><iframe src=\"{}\" \
+             style=\"width:{width}px;height:2400px;border:0\"></iframe><script>\
+             addEventListener('message', e => {{ const p = document.createElement('pre'); \
+             p.id = 'overflow-probe'; p.textContent = e.data; document.body.appendChild(p); }});\
+             </script>",
+            probe.file_name().unwrap().to_string_lossy()
+        ),
+    )
+    .unwrap();
     let profile = tempfile::tempdir().unwrap();
     let out = Command::new(chrome)
         .args([
@@ -909,14 +1084,15 @@ fn phone_overflow(chrome: &Path, page: &Path) -> OverflowReport {
             "--no-first-run",
             "--disable-extensions",
             "--virtual-time-budget=2000",
-            "--window-size=390,2400",
             "--dump-dom",
         ])
+        .arg(format!("--window-size={},2400", width.max(500) + 20))
         .arg(format!("--user-data-dir={}", profile.path().display()))
-        .arg(format!("file://{}", probe.display()))
+        .arg(format!("file://{}", frame.display()))
         .output()
         .expect("cannot start chromium");
     std::fs::remove_file(&probe).unwrap();
+    std::fs::remove_file(&frame).unwrap();
     let dom = String::from_utf8_lossy(&out.stdout);
     let start = dom.find("<pre id=\"overflow-probe\">").unwrap_or_else(|| {
         panic!(
@@ -957,6 +1133,9 @@ fn phone_overflow(chrome: &Path, page: &Path) -> OverflowReport {
                     .collect()
             })
             .collect(),
+        clipped_why: list("clipped_why"),
+        overlaps: list("overlaps"),
+        unhinted_tables: list("unhinted_tables"),
     }
 }
 
