@@ -182,7 +182,7 @@ pub struct Link {
     pub rho_controlled: Option<f64>,
     /// Runners with the figure, the time and the held figure.
     pub n_controlled: usize,
-    /// 95% percentile bootstrap interval of `rho_controlled`.
+    /// Percentile bootstrap interval of `rho_controlled` ([`rank::COVERAGE`]).
     pub interval: Option<rank::Interval>,
     /// Share of resamples where `rho_controlled` was defined.
     pub defined_share: f64,

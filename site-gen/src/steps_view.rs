@@ -108,6 +108,8 @@ pub fn steps(steps: &[StepAnalysis]) -> Vec<Value> {
                 "cpu_benchmark": s.cpu_benchmark,
                 "rows": s.links.iter().map(|l| row(l, s.deciding, s.no_call.is_none())).collect::<Vec<_>>(),
                 "plots": plots(s),
+                // Why no call was made, for the page's advice (more runners vs other disks).
+                "one_disk": matches!(s.no_call, Some(crate::correlation::NoCall::OneDiskFigure)),
             })
         })
         .collect()
@@ -117,7 +119,7 @@ pub fn steps(steps: &[StepAnalysis]) -> Vec<Value> {
 pub fn method() -> Value {
     json!({
         "resamples": rank::RESAMPLES,
-        "coverage": format!("{:.0}%", rank::COVERAGE * 100.0),
+        "coverage": format!("{:.1}%", rank::COVERAGE * 100.0),
         "tie": format!("{:.0}%", rank::TIE_TOLERANCE * 100.0),
         "min_defined": format!("{:.0}%", rank::MIN_DEFINED_SHARE * 100.0),
         "resolution": format!("{:.0}%", crate::correlation::MAX_RESOLUTION_SHARE * 100.0),

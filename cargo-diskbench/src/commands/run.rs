@@ -476,6 +476,10 @@ fn like_target(label: &str, dir: &Path, results: &Path) -> Result<LikeTarget> {
 }
 
 /// Per column: LABEL's figure beside the one measured under its caps.
+/// How close (in %) a figure measured under `--like` caps must land on the target's to count
+/// as reproduced.
+const LIKE_TOLERANCE_PCT: f64 = 25.0;
+
 fn like_settings(
     l: LikeTarget,
     tests: &[engine::record::TestResult],
@@ -489,15 +493,25 @@ fn like_settings(
                 (Some(m), Some(t)) if t > 0.0 => Some((m / t - 1.0) * 100.0),
                 _ => None,
             };
+            // A rate cap reproduces a figure only when this disk can go at least that fast:
+            // judged from what the capped run measured, within LIKE_TOLERANCE_PCT of the target.
+            let landed = off_pct.is_some_and(|o| o.abs() <= LIKE_TOLERANCE_PCT);
+            let missed = |how: &str| {
+                format!(
+                    "{how}, but the run measured {} the target: this disk (or this machine now) does not \
+                     reach it, and a cap only slows a disk down",
+                    off_pct.map_or("no figure against".to_string(), |o| format!("{o:+.0}% off"))
+                )
+            };
             let (reproducible, note) = match c {
-                ColumnId::SeqRead | ColumnId::SeqWrite => (
-                    true,
-                    "capped in bytes per second at the target's MiB/s".to_string(),
-                ),
-                ColumnId::RandRead | ColumnId::RandWrite => (
-                    true,
-                    "capped in I/Os per second at the target's IOPS".to_string(),
-                ),
+                ColumnId::SeqRead | ColumnId::SeqWrite => {
+                    let how = "capped in bytes per second at the target's MiB/s";
+                    (landed, if landed { how.to_string() } else { missed(how) })
+                }
+                ColumnId::RandRead | ColumnId::RandWrite => {
+                    let how = "capped in I/Os per second at the target's IOPS";
+                    (landed, if landed { how.to_string() } else { missed(how) })
+                }
                 ColumnId::Qd1Read | ColumnId::SyncWrite => (
                     false,
                     "not reproducible by a cap: one I/O at a time is bounded by this disk's own \

@@ -22,7 +22,7 @@ pub fn steps_json(steps: &[StepAnalysis]) -> Value {
         "method": {
             "rank": "Spearman's rho of the step's median time per runner against each figure; figures within 10% of each other tie",
             "controlled": "partial rank correlation: each disk figure with the CPU figure held fixed, each CPU figure with the best disk figure held fixed",
-            "interval": format!("{:.0}% percentile bootstrap over runners, {} resamples, fixed seed; none where fewer than {:.0}% of resamples define the figure", rank::COVERAGE * 100.0, rank::RESAMPLES, rank::MIN_DEFINED_SHARE * 100.0),
+            "interval": format!("{:.1}% percentile bootstrap over runners (95% for a step's {} figures together, Bonferroni), {} resamples, fixed seed; none where fewer than {:.0}% of resamples define the figure", rank::COVERAGE * 100.0, rank::FIGURES_TESTED, rank::RESAMPLES, rank::MIN_DEFINED_SHARE * 100.0),
             "call": "from the controlled figures, only where the interval lies below zero; an experiment (what_if) outranks it",
             "tie_tolerance": rank::TIE_TOLERANCE,
             "min_runners": super::MIN_RUNNERS,

@@ -220,6 +220,9 @@ fn all_runners_on_one_disk_figure_no_call_and_the_reason() {
         html.contains("all 8 runners are on about the same disk"),
         "{html}"
     );
+    // The advice fits the reason: other disks would settle it, not more of the same runners.
+    assert!(html.contains("A runner with a different disk"), "{html}");
+    assert!(!html.contains("Measure more runners"), "{html}");
 }
 
 #[test]

@@ -54,12 +54,13 @@ fn held_name(f: Option<Figure>) -> String {
     f.map(phrase).unwrap_or_else(|| "?".into())
 }
 
-/// "ρ −0.98 with the CPU, all threads held fixed (95% interval −1.00 to −0.95, n = 7)".
+/// "ρ −0.98 with the CPU, all threads held fixed (99.4% interval −1.00 to −0.95, n = 7)".
 fn controlled(l: &Link) -> String {
     format!(
-        "ρ {} with {} held fixed (95% interval {}, n = {})",
+        "ρ {} with {} held fixed ({:.1}% interval {}, n = {})",
         l.rho_controlled.map(fmt_rho).unwrap_or_else(|| "–".into()),
         held_name(l.held),
+        super::rank::COVERAGE * 100.0,
         fmt_interval(l),
         l.n_controlled
     )
@@ -259,8 +260,9 @@ fn correlation_sentence(a: &StepAnalysis) -> String {
 /// A Markdown table of steps' links (step, figure, ρ, held fixed, ρ held fixed, interval, n),
 /// as the methodology page quotes the node example; a test keeps the page equal to it.
 pub fn markdown_table(steps: &[&StepAnalysis]) -> String {
-    let mut out = String::from(
-        "| step | figure | ρ | held fixed | ρ, held fixed | 95% interval | n | call |\n|---|---|---|---|---|---|---|---|\n",
+    let mut out = format!(
+        "| step | figure | ρ | held fixed | ρ, held fixed | {:.1}% interval | n | call |\n|---|---|---|---|---|---|---|---|\n",
+        super::rank::COVERAGE * 100.0
     );
     for s in steps {
         for l in &s.links {
