@@ -172,7 +172,11 @@ pub fn site_out(option: &str, results: &Path, out: &Path) -> Result<()> {
             base.display()
         )));
     }
-    let base = if base == out && base.is_dir() {
+    // A mount point (Docker `-v host:/site`) is rendered inside, not beside: its parent may
+    // well be read-only.
+    let base = if base == out && base.is_dir() && site_gen::site_folder::is_mount_point(&site) {
+        site.clone()
+    } else if base == out && base.is_dir() {
         base.parent()
             .filter(|p| !p.as_os_str().is_empty())
             .map(Path::to_path_buf)
