@@ -368,6 +368,12 @@ fn a_generated_cargo_build_does_not_move_under_caps_and_is_cpu_bound() {
     assert_clean(dir.path(), &limits);
 }
 
+/// docker-build under a bandwidth cap: slower than without, with the daemon's processes
+/// inside the capped cgroup for the run (the record says which) and back where they were
+/// afterwards. What this can and cannot show: on cgroup v1 the daemon's buffered layer writes
+/// are not throttled (write-back is not attributed to a v1 cgroup), so most of the slowdown
+/// here is the client reading the cold context under the cap; the daemon's part is shown by
+/// where its processes were, not by the time. On cgroup v2 its write-back is capped too.
 #[test]
 fn docker_build_is_slower_with_its_daemon_capped_and_the_daemon_goes_back() {
     if !is_root() {
@@ -829,4 +835,46 @@ fn the_next_run_removes_what_a_killed_run_left() {
         }
         assert_clean(dir.path(), &limits);
     }
+}
+
+/// Two what-if runs at once on one machine: the second waits for the first (a machine-wide
+/// lock) instead of capping the first one's work or mistaking its cgroup for a daemon's own.
+/// Both finish, each with its own experiment, and nothing is left.
+#[test]
+fn a_second_what_if_run_waits_for_the_first() {
+    if !is_root() {
+        return;
+    }
+    let _quiet = common::disk_quiet();
+    let limits = machine_limits();
+    let project =
+        project_with("[[steps]]\nid = \"nap\"\nrun = \"echo x > $DISKBENCH_SCRATCH/f; sleep 1\"\n");
+    let (dir_a, dir_b) = (work_disk_dir(), work_disk_dir());
+    let args = ["--only", "nap", "--what-if-only", "memory"];
+    let mut first = steps_cmd(project.path(), dir_a.path(), &args);
+    let first = first
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Let the first one take the lock before the second starts.
+    std::thread::sleep(Duration::from_millis(500));
+    let second = steps_cmd(project.path(), dir_b.path(), &args)
+        .output()
+        .unwrap();
+    let first = first.wait_with_output().unwrap();
+    for out in [&first, &second] {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let waited = String::from_utf8_lossy(&second.stderr);
+    assert!(
+        waited.contains("waiting for another cargo-diskbench --what-if/--like run"),
+        "{waited}"
+    );
+    assert_clean(dir_a.path(), &limits);
+    assert_clean(dir_b.path(), &limits);
 }

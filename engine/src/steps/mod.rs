@@ -436,21 +436,29 @@ fn run_in_work(
         .map(|t| t.devices.clone())
         .unwrap_or_default();
     let cgroup_io = env.group.as_ref().map(|g| g.usage(&targets));
-    let mut notes = std::mem::take(&mut env.notes);
-    // A failed restore is said twice: in the record and now, to whoever runs the machine.
+    let notes = std::mem::take(&mut env.notes);
+    // Both undos are tried; if either failed the machine is not as it was (a daemon still
+    // capped, a tmpfs still mounted): the run fails and says what is left, never exit 0.
+    let mut undo_failed = Vec::new();
     if let Some(g) = env.group.take()
         && let Err(e) = g.close()
     {
-        eprintln!("warning: {e}");
-        notes.push(e);
+        undo_failed.push(e);
     }
     if let Some(m) = mount.take()
         && let Err(e) = m.unmount()
     {
-        eprintln!("warning: {e}");
-        notes.push(e);
+        undo_failed.push(e);
     }
     let cleaned = fs::remove_dir_all(&work);
+    if !undo_failed.is_empty() {
+        anyhow::bail!(
+            "the what-if run of {} could not undo its setup: {}; the next --what-if run removes \
+             what it can, anything else needs undoing by hand as the message says",
+            step.id(),
+            undo_failed.join("; ")
+        );
+    }
     let mut result = outcome?;
     if let Err(e) = cleaned {
         result
