@@ -247,7 +247,7 @@ impl StepEstimates {
             if !meta.is_file() || meta.len() > 64 << 20 {
                 continue;
             }
-            let Some(rec) = std::fs::read_to_string(&path)
+            let Some(rec) = engine::input::read_text(&path)
                 .ok()
                 .and_then(|t| serde_json::from_str::<Record>(&t).ok())
             else {
@@ -541,7 +541,7 @@ pub fn left_in_project(
     }
     let mut text = wrap(&out, "", "  ");
     let in_git = cwd.ancestors().any(|d| d.join(".git").exists());
-    let ignored = std::fs::read_to_string(cwd.join(".gitignore")).unwrap_or_default();
+    let ignored = engine::input::read_text(&cwd.join(".gitignore")).unwrap_or_default();
     let missing: Vec<String> = std::iter::once(results)
         .chain(site)
         .filter(|p| p.is_relative())

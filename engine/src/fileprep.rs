@@ -115,9 +115,10 @@ pub fn allocate(file: &OpenedFile, size: u64, mode: Fallocate) -> Result<Option<
     if testfile::is_no_space(errno) {
         return Err(testfile::no_space_error(&file.path, errno, size, "--size"));
     }
-    if mode == Fallocate::Native {
-        // fio ignores a failed native allocation (tmpfs before 2.6.x, some FUSE and network
-        // filesystems): the writes then allocate as they go.
+    if matches!(mode, Fallocate::Native | Fallocate::Posix) {
+        // fio ignores a failed native or posix allocation (filesetup.c logs it and goes on:
+        // tmpfs before 2.6.x, some FUSE and network filesystems): the writes then allocate as
+        // they go.
         return Ok(Some(format!(
             "fallocate refused by the filesystem of {} ({}): the writes allocate as they go",
             file.path.parent().unwrap_or(&file.path).display(),

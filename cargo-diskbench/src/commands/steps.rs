@@ -302,13 +302,20 @@ fn failed_steps(results: &[record::StepResult], fail_fast: bool) -> Vec<String> 
 
 /// Write `json` to `path` through a temporary file and a rename, so a reader never sees half.
 fn write_json(path: &Path, json: &str) -> Result<()> {
+    // A temporary name nobody can have planted (a random part) created with create_new, so
+    // this never writes through a symlink someone else made.
     let tmp = path.with_file_name(format!(
-        ".{}.tmp",
+        ".{}.{}.tmp",
         path.file_name()
             .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "record.json".into())
+            .unwrap_or_else(|| "record.json".into()),
+        engine::results::new_id()
     ));
-    let result = std::fs::write(&tmp, format!("{json}\n"))
+    let result = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, format!("{json}\n").as_bytes()))
         .and_then(|_| std::fs::rename(&tmp, path))
         .with_context(|| format!("--json {}: cannot write", path.display()));
     if result.is_err() {

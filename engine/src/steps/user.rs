@@ -136,7 +136,7 @@ pub fn ignored_member_tables(manifest: &Path, table: &Table) -> Vec<String> {
             continue;
         }
         // Cargo has checked the members' manifests already; one it cannot parse is its error.
-        let Some(member_table) = std::fs::read_to_string(&member)
+        let Some(member_table) = crate::input::read_text(&member)
             .ok()
             .and_then(|t| t.parse::<Table>().ok())
         else {
@@ -214,8 +214,10 @@ fn wildcard(pattern: &str, name: &str) -> bool {
 }
 
 fn read_table(path: &Path) -> Result<Table> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| usage(format!("{}: cannot read: {e}", path.display())))?;
+    // Through the one input reader: a FIFO or a device named Cargo.toml or diskbench.toml
+    // is refused, not waited on.
+    let text =
+        crate::input::read_text(path).map_err(|e| usage(format!("{}: {e}", path.display())))?;
     text.parse::<Table>().map_err(|e| {
         let msg = e.to_string();
         let first = msg.lines().next().unwrap_or("").trim();
