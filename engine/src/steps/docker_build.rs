@@ -214,16 +214,12 @@ pub struct DaemonSnapshot {
     procs: HashMap<u32, (String, u64, u64, StepIo)>,
 }
 
-/// The local daemon's processes, or None when DOCKER_HOST points elsewhere.
-pub fn daemon_snapshot() -> Option<DaemonSnapshot> {
-    if let Ok(host) = std::env::var("DOCKER_HOST")
-        && !host.is_empty()
-        && !host.starts_with("unix://")
-    {
-        return None;
-    }
-    let mut snap = DaemonSnapshot::default();
-    for entry in fs::read_dir("/proc").ok()?.flatten() {
+/// Every process whose command name starts with one of `commands`, as (pid, name): the one
+/// scan of /proc that finds the docker daemon's processes, for sampling them and for capping
+/// them (`what_if::cap_daemon`).
+pub fn processes_named(commands: &[&str]) -> std::io::Result<Vec<(u32, String)>> {
+    let mut found = Vec::new();
+    for entry in fs::read_dir("/proc")?.flatten() {
         let Some(pid) = entry
             .file_name()
             .to_str()
@@ -235,16 +231,30 @@ pub fn daemon_snapshot() -> Option<DaemonSnapshot> {
             continue;
         };
         let comm = comm.trim();
-        if !DAEMON_COMMANDS.iter().any(|d| comm.starts_with(d)) {
-            continue;
+        if commands.iter().any(|c| comm.starts_with(c)) {
+            found.push((pid, comm.to_string()));
         }
+    }
+    Ok(found)
+}
+
+/// The local daemon's processes, or None when DOCKER_HOST points elsewhere.
+pub fn daemon_snapshot() -> Option<DaemonSnapshot> {
+    if let Ok(host) = std::env::var("DOCKER_HOST")
+        && !host.is_empty()
+        && !host.starts_with("unix://")
+    {
+        return None;
+    }
+    let mut snap = DaemonSnapshot::default();
+    for (pid, comm) in processes_named(&DAEMON_COMMANDS).ok()? {
         let (Ok(io), Some((user, sys))) = (
             probe::read_proc_io(&pid.to_string()),
             probe::read_proc_stat(&pid.to_string()).map(|s| (s.utime_ticks, s.stime_ticks)),
         ) else {
             continue;
         };
-        snap.procs.insert(pid, (comm.to_string(), user, sys, io));
+        snap.procs.insert(pid, (comm, user, sys, io));
     }
     Some(snap)
 }

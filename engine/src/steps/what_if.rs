@@ -277,24 +277,10 @@ pub fn cap_daemon(
     let mut moved = Vec::new();
     let mut in_place: Vec<String> = Vec::new();
     let mut failed = Vec::new();
-    let Ok(procs) = fs::read_dir("/proc") else {
+    let Ok(procs) = super::docker_build::processes_named(commands) else {
         return vec!["cannot list /proc: the docker daemon was not capped".into()];
     };
-    for entry in procs.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let Ok(comm) = fs::read_to_string(entry.path().join("comm")) else {
-            continue;
-        };
-        let comm = comm.trim().to_string();
-        if !commands.iter().any(|c| comm.starts_with(c)) {
-            continue;
-        }
+    for (pid, comm) in procs {
         let Some(cg) = target.hierarchy.cgroup_of(Path::new("/proc"), pid) else {
             continue;
         };
