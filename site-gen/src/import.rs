@@ -748,23 +748,25 @@ pub fn fio_record(
             _ if ColumnId::parse(&name).is_some() => format!("{name} (fio job)"),
             _ => name.clone(),
         };
+        // The job as fio ran it: its settings for the notes, and the record's `job`.
+        let summary = JobSummary {
+            rw: rw.clone(),
+            bs,
+            iodepth,
+            numjobs,
+            size,
+            direct,
+            sync: if fdatasync > 0 {
+                format!("fdatasync:{fdatasync}")
+            } else if fsync > 0 {
+                format!("fsync:{fsync}")
+            } else {
+                "none".into()
+            },
+            rwmixread: opt(job, &global, "rwmixread").and_then(|s| s.parse().ok()),
+        };
         if column.is_none() {
-            let settings = settings_text(&JobSummary {
-                rw: rw.clone(),
-                bs,
-                iodepth,
-                numjobs,
-                size,
-                direct,
-                sync: if fdatasync > 0 {
-                    format!("fdatasync:{fdatasync}")
-                } else if fsync > 0 {
-                    format!("fsync:{fsync}")
-                } else {
-                    "none".into()
-                },
-                rwmixread: None,
-            });
+            let settings = settings_text(&summary);
             notes.push(match ColumnId::parse(&name) {
                 Some(c) => format!(
                     "job {name:?} ran {settings}, not the {} column's {}: shown as its own job, not ranked in the column",
@@ -788,22 +790,7 @@ pub fn fio_record(
         seen.insert(name.clone(), rec.tests.len());
         rec.tests.push(TestResult {
             id,
-            job: JobSummary {
-                rw: rw.clone(),
-                bs,
-                iodepth,
-                numjobs,
-                size,
-                direct,
-                sync: if fdatasync > 0 {
-                    format!("fdatasync:{fdatasync}")
-                } else if fsync > 0 {
-                    format!("fsync:{fsync}")
-                } else {
-                    "none".into()
-                },
-                rwmixread: opt(job, &global, "rwmixread").and_then(|s| s.parse().ok()),
-            },
+            job: summary,
             engine: EngineUsed {
                 used: opt(job, &global, "ioengine").unwrap_or("psync").into(),
                 fallback: None,

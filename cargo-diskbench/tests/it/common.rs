@@ -40,3 +40,33 @@ pub fn disk_quiet() -> RwLockWriteGuard<'static, ()> {
 pub fn disk_load() -> RwLockReadGuard<'static, ()> {
     DISK_QUIET.read().unwrap_or_else(|e| e.into_inner())
 }
+
+/// A scratch folder on the work disk (target/tmp), not on tmpfs.
+pub fn work_disk_dir() -> tempfile::TempDir {
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+}
+
+/// `steps` in `project` with its test files under `dir`, the record on stdout and no results
+/// folder of the user's touched; `args` follow.
+pub fn steps_cmd(project: &std::path::Path, dir: &std::path::Path, args: &[&str]) -> Command {
+    let mut cmd = bin();
+    cmd.current_dir(project)
+        .args(["steps", "--dir"])
+        .arg(dir)
+        .args(["--json", "-", "--results"])
+        .arg(project.join("no-results"))
+        .args(args);
+    cmd
+}
+
+/// Run `cmd` and read the record it printed on stdout.
+pub fn run_json(cmd: &mut Command) -> (Output, serde_json::Value) {
+    let out = cmd.output().expect("cannot start cargo-diskbench");
+    let json = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not a record ({e}); stderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out, json)
+}

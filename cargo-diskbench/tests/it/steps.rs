@@ -4,39 +4,14 @@
 //! writes one, and checks that nothing is left in `--dir` afterwards.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use crate::common;
 
-/// A scratch folder on the work disk (target/tmp), not on tmpfs.
-fn work_disk_dir() -> tempfile::TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
-}
-
-fn steps_cmd(project: &Path, dir: &Path, args: &[&str]) -> Command {
-    let mut cmd = common::bin();
-    cmd.current_dir(project)
-        .args(["steps", "--dir"])
-        .arg(dir)
-        .args(["--json", "-", "--results"])
-        .arg(project.join("no-results"))
-        .args(args);
-    cmd
-}
-
-fn run_json(cmd: &mut Command) -> (Output, Value) {
-    let out = cmd.output().expect("cannot start cargo-diskbench");
-    let json: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "stdout is not a record ({e}); stderr: {}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    (out, json)
-}
+use common::{run_json, steps_cmd, work_disk_dir};
 
 /// Run `cmd`, require exit 0 and the step `id` to have passed; the record and that step.
 fn passed_step(cmd: &mut Command, id: &str) -> (Value, Value) {

@@ -8,7 +8,7 @@
 //! which runs as `nobody`).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -102,30 +102,13 @@ fn assert_clean(dir: &Path, limits_before: &[String]) {
     assert_eq!(machine_limits(), limits_before, "limits not restored");
 }
 
-fn work_disk_dir() -> tempfile::TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
-}
+use common::{run_json, work_disk_dir};
 
+/// `steps --what-if` (see [`common::steps_cmd`]).
 fn steps_cmd(project: &Path, dir: &Path, args: &[&str]) -> Command {
-    let mut cmd = common::bin();
-    cmd.current_dir(project)
-        .args(["steps", "--what-if", "--dir"])
-        .arg(dir)
-        .args(["--json", "-", "--results"])
-        .arg(project.join("no-results"))
-        .args(args);
+    let mut cmd = common::steps_cmd(project, dir, &["--what-if"]);
+    cmd.args(args);
     cmd
-}
-
-fn run_json(cmd: &mut Command) -> (Output, Value) {
-    let out = cmd.output().expect("cannot start cargo-diskbench");
-    let json: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "stdout is not a record ({e}); stderr: {}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    (out, json)
 }
 
 /// The step's what-if object, after requiring the run and the step to have passed.
