@@ -8,8 +8,6 @@ use hdrhistogram::Histogram as HdrHistogram;
 use hdrhistogram::serialization::Deserializer;
 use plotters::prelude::*;
 
-use crate::stats::fmt_sig;
-
 /// One colour per column, readable on light and dark backgrounds.
 pub const COLUMN_COLOURS: [(u8, u8, u8); 6] = [
     (37, 99, 235),  // seq-read: blue
@@ -121,85 +119,6 @@ pub fn cdf_svg(series: &[(ColumnId, Vec<(f64, f64)>)]) -> Result<String> {
     Ok(responsive(svg, "Latency distribution"))
 }
 
-/// A scatter of runners: a column's figure (x, log) against a step's wall time (y, log).
-pub fn scatter_svg(c: ColumnId, points: &[(f64, f64)], x_unit: &str) -> Result<String> {
-    let (points, left_out) = plottable(points);
-    let points = points.as_slice();
-    if points.is_empty() {
-        return Err(anyhow!("no points"));
-    }
-    let x_lo = points.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
-    let x_hi = points.iter().map(|p| p.0).fold(0.0, f64::max);
-    let y_lo = points.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
-    let y_hi = points.iter().map(|p| p.1).fold(0.0, f64::max);
-    let y_pad = ((y_hi - y_lo) * 0.1).max(y_hi * 0.02).max(1e-3);
-    let (yl, yh) = ((y_lo - y_pad).max(0.0), y_hi + y_pad);
-    let (r, g, b) = COLUMN_COLOURS[crate::model::col_index(c)];
-    let colour = RGBColor(r, g, b);
-    let mut svg = String::new();
-    // Figures that span more than a decade get a log axis; step times stay linear.
-    let log_x = x_hi > 10.0 * x_lo.max(1e-12);
-    {
-        let root = SVGBackend::with_string(&mut svg, (360, 260)).into_drawing_area();
-        macro_rules! draw {
-            ($x_range:expr, $x_desc:expr) => {{
-                let mut chart = ChartBuilder::on(&root)
-                    .margin(10)
-                    .x_label_area_size(44)
-                    .y_label_area_size(56)
-                    .build_cartesian_2d($x_range, yl..yh)
-                    .map_err(err)?;
-                chart
-                    .configure_mesh()
-                    .x_desc($x_desc)
-                    .y_desc("step time (s)")
-                    .x_labels(4)
-                    .y_labels(5)
-                    .x_label_formatter(&|v| fmt_sig(*v))
-                    .y_label_formatter(&|v| fmt_sig(*v))
-                    .label_style(("sans-serif", 16).into_font().color(&AXIS_GREY))
-                    .axis_desc_style(("sans-serif", 16).into_font().color(&AXIS_GREY))
-                    .axis_style(AXIS_GREY)
-                    .bold_line_style(AXIS_GREY.mix(0.2))
-                    .light_line_style(AXIS_GREY.mix(0.06))
-                    .draw()
-                    .map_err(err)?;
-                chart
-                    .draw_series(
-                        points
-                            .iter()
-                            .map(|&(x, y)| Circle::new((x, y), 4, colour.filled())),
-                    )
-                    .map_err(err)?;
-            }};
-        }
-        if log_x {
-            let (xl, xh) = tight_log_range(x_lo, x_hi);
-            draw!(
-                (xl..xh).log_scale(),
-                format!("{} ({x_unit}, log)", c.as_str())
-            );
-        } else {
-            let pad = ((x_hi - x_lo) * 0.1).max(x_hi * 0.02).max(1e-9);
-            draw!(
-                (x_lo - pad).max(0.0)..x_hi + pad,
-                format!("{} ({x_unit})", c.as_str())
-            );
-        }
-        root.present().map_err(err)?;
-    }
-    if left_out > 0 {
-        // Say so on the chart itself: a reader must not take a missing runner for no data.
-        let note = format!(
-            "<text x=\"8\" y=\"14\" font-size=\"11\" fill=\"#808080\">{left_out} point(s) outside {PLOT_MIN:e}..{PLOT_MAX:e} left out</text></svg>"
-        );
-        if let Some(end) = svg.rfind("</svg>") {
-            svg.replace_range(end.., &note);
-        }
-    }
-    Ok(responsive(svg, &format!("{} against step time", c.title())))
-}
-
 /// The smallest and largest figure a chart axis takes. Records are checked for negative and
 /// non-finite figures when loaded, but a finite figure can still be absurd (1e308, 5e-324):
 /// plotters' log axis then walks hundreds of decades (or never ends), so every chart gets only
@@ -234,14 +153,6 @@ fn axis_ns(ns: f64) -> String {
     let s = format!("{v:.2}");
     let s = s.trim_end_matches('0').trim_end_matches('.');
     format!("{s} {unit}")
-}
-
-/// A log range a little wider than [lo, hi], so points do not sit on the frame.
-fn tight_log_range(lo: f64, hi: f64) -> (f64, f64) {
-    let lo = lo.clamp(PLOT_MIN, PLOT_MAX);
-    let hi = hi.clamp(lo, PLOT_MAX);
-    let hi = hi.max(lo * 1.5);
-    (lo / 1.3, hi * 1.3)
 }
 
 /// A log range padded to whole-ish decades around [lo, hi].
@@ -331,13 +242,11 @@ mod tests {
         ] {
             let (kept, left_out) = plottable(&pts);
             assert_eq!(kept.len() + left_out, pts.len());
-            match scatter_svg(ColumnId::SeqRead, &pts, "MiB/s") {
-                Ok(svg) => {
-                    assert!(!kept.is_empty());
-                    assert!(svg.contains("left out"), "{left_out} left out must be said");
-                }
-                Err(_) => assert!(kept.is_empty()),
-            }
+            assert!(
+                kept.iter().all(|&(x, y)| (PLOT_MIN..=PLOT_MAX).contains(&x)
+                    && (PLOT_MIN..=PLOT_MAX).contains(&y)),
+                "{kept:?}"
+            );
         }
         assert!(cdf_svg(&[(ColumnId::Qd1Read, vec![(1e308, 50.0), (5e-324, 99.0)])]).is_err());
     }

@@ -285,17 +285,7 @@ fn render_direction(out: &mut String, label: &str, d: &DirectionStats, run_ms: f
     );
     // Ours is issue to completion, fio's `lat` (not `clat`, which leaves out submission).
     if let Some(l) = &d.lat_ns {
-        let unit = LatUnit::for_ns(l.p50.or(l.mean).unwrap_or(0));
-        let _ = writeln!(
-            out,
-            "    lat ({}): min={}, max={}, avg={}",
-            unit.name(),
-            opt_lat(l.min, unit),
-            opt_lat(l.max, unit),
-            l.mean
-                .map(|m| format!("{:.2}", unit.scale(m)))
-                .unwrap_or_else(|| "-".into())
-        );
+        lat_summary(out, "lat", l);
     }
     let values = d
         .hist
@@ -367,17 +357,7 @@ fn render_sync(out: &mut String, t: &TestResult) {
             return;
         };
         let _ = writeln!(out, "  fsync/fdatasync/sync_file_range:");
-        let unit = LatUnit::for_ns(l.p50.or(l.mean).unwrap_or(0));
-        let _ = writeln!(
-            out,
-            "    sync ({}): min={}, max={}, avg={}",
-            unit.name(),
-            opt_lat(l.min, unit),
-            opt_lat(l.max, unit),
-            l.mean
-                .map(|m| format!("{:.2}", unit.scale(m)))
-                .unwrap_or_else(|| "-".into())
-        );
+        lat_summary(out, "sync", l);
         if let Some(values) = w
             .sync_hist
             .as_deref()
@@ -420,6 +400,22 @@ impl LatUnit {
             LatUnit::Msec => ns as f64 / 1e6,
         }
     }
+}
+
+/// fio's one-line latency summary, `    lat (usec): min=.., max=.., avg=..` (or `sync`), in the
+/// unit fio would pick for this latency.
+fn lat_summary(out: &mut String, what: &str, l: &engine::record::Latency) {
+    let unit = LatUnit::for_ns(l.p50.or(l.mean).unwrap_or(0));
+    let _ = writeln!(
+        out,
+        "    {what} ({}): min={}, max={}, avg={}",
+        unit.name(),
+        opt_lat(l.min, unit),
+        opt_lat(l.max, unit),
+        l.mean
+            .map(|m| format!("{:.2}", unit.scale(m)))
+            .unwrap_or_else(|| "-".into())
+    );
 }
 
 fn opt_lat(v: Option<u64>, unit: LatUnit) -> String {

@@ -1502,17 +1502,22 @@ fn class6_readers_never_panic_or_hang_on_thousands_of_mutated_inputs() {
                 "record" => site_gen::load::parse_record(&input)
                     .and_then(|r| site_gen::load::check_record(&r).map(|_| r))
                     .map(|r| {
-                        // A record that passes must also render a chart without trouble.
-                        let pts: Vec<(f64, f64)> = r
+                        // A record that passes must also render a chart without trouble
+                        // (the steps page's scatter, with its figures on a log axis).
+                        let pts: Vec<site_gen::correlation::Point> = r
                             .tests
                             .iter()
                             .filter_map(|t| t.headline())
-                            .map(|v| (v, 1.0))
+                            .map(|x| site_gen::correlation::Point {
+                                label: r.runner.label.clone(),
+                                class: r.storage.class,
+                                imported: false,
+                                x,
+                                time_s: 1.0,
+                            })
                             .collect();
-                        let _ = site_gen::charts::scatter_svg(
-                            engine::record::ColumnId::SeqRead,
-                            &pts,
-                            "MiB/s",
+                        let _ = site_gen::correlation::plot::scatter_svg(
+                            &pts, "figure", "MiB/s", "step",
                         );
                         let _ = engine::results::file_name(&r);
                     })
