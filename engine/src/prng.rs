@@ -70,85 +70,159 @@ pub fn random_seed() -> u64 {
     splitmix64(t ^ ((std::process::id() as u64) << 32))
 }
 
-/// Random block-aligned offsets inside a region of a file: every block once per pass over
-/// the region, in a new random order each pass. This is fio's default (its random map,
-/// `norandommap=0`), and it matters for writes into a new file: every write of the first pass
-/// meets a block never written, as fio's do, where draws with replacement would hit blocks
-/// already converted more and more often and read faster than fio on the same disk.
+/// Random block-aligned offsets inside a region of a file, in fio's default order (its random
+/// map, `norandommap=0`, `io_u.c: __get_next_rand_offset`): draw a block uniformly; if it was
+/// already used in this pass, take the next free block after it (wrapping to the first free
+/// one); when every block has been used, start a new pass. So every block is used once per
+/// pass, and late in a pass the picks fill the gaps next to used blocks, as fio's do.
+///
+/// Both halves matter for writes into a new file. Drawing with replacement would hit blocks
+/// already converted from unwritten more and more often and read faster than fio on the same
+/// disk. A uniformly random permutation converts blocks that are rarely neighbours, so ext4
+/// splits the file into ~2.6x as many extents as fio's order does after the same seconds
+/// (measured here: 128k extents after 151k writes against fio's 49k after 219k), and each
+/// write pays for a larger extent tree: random writes into a new file read 0.6-0.8x fio.
 #[derive(Clone, Debug)]
 pub struct OffsetGen {
     rng: FastRng,
     region_start: u64,
     block_size: u64,
     blocks: u64,
-    /// The permutation walks `0 .. 1 << bits` and skips values >= `blocks`.
-    bits: u32,
-    counter: u64,
-    /// This pass's bijection on `bits`-bit numbers: odd multipliers and an offset.
-    mul1: u64,
-    mul2: u64,
-    add: u64,
+    /// Made on the first random offset: a sequential job never needs it (1 GiB of 4 KiB
+    /// blocks is a 32 KiB map; 4 TiB of 512-byte blocks would be 1 GiB).
+    used: Option<BlockMap>,
 }
 
 impl OffsetGen {
     /// Offsets of whole blocks in `region_start .. region_start + region_len`.
     pub fn new(rng: FastRng, region_start: u64, region_len: u64, block_size: u64) -> OffsetGen {
         let blocks = (region_len / block_size).max(1);
-        let bits = 64 - (blocks - 1).leading_zeros();
-        let mut g = OffsetGen {
+        OffsetGen {
             rng,
             region_start,
             block_size,
             blocks,
-            bits,
-            counter: 0,
-            mul1: 1,
-            mul2: 1,
-            add: 0,
-        };
-        g.new_pass();
-        g
-    }
-
-    fn new_pass(&mut self) {
-        self.mul1 = self.rng.next_u64() | 1;
-        self.mul2 = self.rng.next_u64() | 1;
-        self.add = self.rng.next_u64();
-        self.counter = 0;
-    }
-
-    /// A bijection on `0 .. 1 << bits`: multiply by an odd number, add, xorshift, multiply,
-    /// xorshift (each step is invertible modulo 2^bits).
-    #[inline]
-    fn permute(&self, i: u64) -> u64 {
-        if self.bits == 0 {
-            return 0;
+            used: None,
         }
-        let mask = u64::MAX >> (64 - self.bits);
-        let shift = self.bits.div_ceil(2);
-        let mut x = i.wrapping_mul(self.mul1).wrapping_add(self.add) & mask;
-        x ^= x >> shift;
-        x = x.wrapping_mul(self.mul2) & mask;
-        x ^ (x >> shift)
     }
 
     #[inline]
     pub fn next_offset(&mut self) -> u64 {
-        loop {
-            let v = self.permute(self.counter);
-            self.counter += 1;
-            if self.counter >> self.bits != 0 {
-                self.new_pass();
-            }
-            // At most half the values are skipped: two tries per offset on average at worst.
-            if v < self.blocks {
-                return self.region_start + v * self.block_size;
-            }
+        let blocks = self.blocks;
+        let used = self.used.get_or_insert_with(|| BlockMap::new(blocks));
+        if used.count == blocks {
+            used.clear();
         }
+        let drawn = self.rng.below(blocks);
+        let block = if !used.is_set(drawn) {
+            drawn
+        } else {
+            // Not full, so some block is free: after the drawn one, or from the start.
+            used.next_free(drawn + 1)
+                .or_else(|| used.next_free(0))
+                .expect("a map that is not full has a free block")
+        };
+        used.set(block);
+        self.region_start + block * self.block_size
     }
 
     pub fn rng(&mut self) -> &mut FastRng {
         &mut self.rng
+    }
+}
+
+/// A bitmap of used blocks with summary levels above it (a bit per word below that is full),
+/// so the next free block is found in a few word reads however full the map is (fio's axmap).
+#[derive(Clone, Debug)]
+struct BlockMap {
+    /// `levels[0]`: a bit per block; `levels[k]`: a bit per word of `levels[k - 1]`, set when
+    /// that word is full. Bits past the end of a level are set, so they are never free.
+    levels: Vec<Vec<u64>>,
+    /// Valid bits per level.
+    lens: Vec<u64>,
+    /// Blocks set in this pass.
+    count: u64,
+}
+
+impl BlockMap {
+    fn new(blocks: u64) -> BlockMap {
+        let mut lens = vec![blocks];
+        while *lens.last().expect("one level") > 64 {
+            let below = *lens.last().expect("one level");
+            lens.push(below.div_ceil(64));
+        }
+        let mut map = BlockMap {
+            levels: lens
+                .iter()
+                .map(|&n| vec![0; n.div_ceil(64) as usize])
+                .collect(),
+            lens,
+            count: 0,
+        };
+        map.clear();
+        map
+    }
+
+    /// Every block free again (a new pass).
+    fn clear(&mut self) {
+        for (level, len) in self.levels.iter_mut().zip(&self.lens) {
+            level.fill(0);
+            let tail = len % 64;
+            if tail != 0 {
+                *level.last_mut().expect("a level has a word") = u64::MAX << tail;
+            }
+        }
+        self.count = 0;
+    }
+
+    #[inline]
+    fn is_set(&self, block: u64) -> bool {
+        self.levels[0][(block / 64) as usize] & (1 << (block % 64)) != 0
+    }
+
+    #[inline]
+    fn set(&mut self, block: u64) {
+        let mut bit = block;
+        for level in &mut self.levels {
+            let word = &mut level[(bit / 64) as usize];
+            *word |= 1 << (bit % 64);
+            if *word != u64::MAX {
+                break;
+            }
+            bit /= 64; // this word is now full: mark it in the level above
+        }
+        self.count += 1;
+    }
+
+    /// The first free block at or after `from`, if any.
+    fn next_free(&self, from: u64) -> Option<u64> {
+        self.next_zero(0, from)
+    }
+
+    fn next_zero(&self, level: usize, from: u64) -> Option<u64> {
+        if from >= self.lens[level] {
+            return None;
+        }
+        let bits = &self.levels[level];
+        let w = (from / 64) as usize;
+        // Bits below `from` count as taken.
+        let word = bits[w] | ((1u64 << (from % 64)) - 1);
+        let w = if word != u64::MAX {
+            w
+        } else if level + 1 < self.levels.len() {
+            // The next word of this level that is not full, from the level above.
+            self.next_zero(level + 1, w as u64 + 1)? as usize
+        } else {
+            // The top level is one word: nothing after it.
+            return None;
+        };
+        let word = if w == (from / 64) as usize {
+            bits[w] | ((1u64 << (from % 64)) - 1)
+        } else {
+            bits[w]
+        };
+        let i = w as u64 * 64 + (!word).trailing_zeros() as u64;
+        (i < self.lens[level]).then_some(i)
     }
 }
 
@@ -192,11 +266,63 @@ mod tests {
                 }
             }
         }
-        // The order is not sequential: neighbours in the sequence are rarely neighbours on disk.
+        // Early in a pass the order is random: neighbours in the sequence are rarely
+        // neighbours on disk.
         let mut g = OffsetGen::new(FastRng::new(9), 0, 4096 * 4096, 4096);
-        let v: Vec<u64> = (0..4096).map(|_| g.next_offset() / 4096).collect();
+        let v: Vec<u64> = (0..1024).map(|_| g.next_offset() / 4096).collect();
         let adjacent = v.windows(2).filter(|w| w[0].abs_diff(w[1]) == 1).count();
-        assert!(adjacent < 20, "{adjacent} adjacent pairs");
+        assert!(adjacent < 10, "{adjacent} adjacent pairs");
+    }
+
+    /// fio's rule, checked against a plain linear scan: a used draw takes the next free block
+    /// after it, wrapping to the first free one. Sizes cross the map's level boundaries.
+    #[test]
+    fn a_used_draw_takes_the_next_free_block_as_fio_does() {
+        for blocks in [1u64, 63, 64, 65, 4095, 4096, 4097, 300_000] {
+            let mut rng = FastRng::new(blocks);
+            let mut map = BlockMap::new(blocks);
+            let mut plain = vec![false; blocks as usize];
+            let draws = (blocks * 2).min(50_000);
+            for _ in 0..draws {
+                if map.count == blocks {
+                    map.clear();
+                    plain.iter_mut().for_each(|b| *b = false);
+                }
+                let d = rng.below(blocks);
+                let expected = (d..blocks)
+                    .chain(0..d)
+                    .find(|&b| !plain[b as usize])
+                    .unwrap();
+                let got = if map.is_set(d) {
+                    map.next_free(d + 1).or_else(|| map.next_free(0)).unwrap()
+                } else {
+                    d
+                };
+                assert_eq!(got, expected, "{blocks} blocks, drawn {d}");
+                map.set(got);
+                plain[got as usize] = true;
+            }
+        }
+    }
+
+    /// Why the rule matters: late in a pass, fio's order fills gaps next to used blocks, so a
+    /// new file ends up in far fewer written runs (extents) than a uniform permutation leaves.
+    #[test]
+    fn a_pass_leaves_fewer_written_runs_than_a_uniform_permutation() {
+        let blocks = 1u64 << 16;
+        let k = blocks * 3 / 4;
+        let mut g = OffsetGen::new(FastRng::new(3), 0, blocks * 4096, 4096);
+        let mut written = vec![false; blocks as usize];
+        for _ in 0..k {
+            written[(g.next_offset() / 4096) as usize] = true;
+        }
+        let runs = written.windows(2).filter(|w| w[1] && !w[0]).count() as f64;
+        // A uniform order leaves about k (1 - k/N) runs: 12,288 here.
+        let uniform = k as f64 * (1.0 - k as f64 / blocks as f64);
+        assert!(
+            runs < 0.8 * uniform,
+            "{runs} runs against {uniform} for a uniform order"
+        );
     }
 
     #[test]
