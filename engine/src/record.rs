@@ -331,7 +331,7 @@ pub struct Settings {
     pub runtime_s: f64,
     pub ramp_s: f64,
     pub size: u64,
-    /// What was asked for: "auto", "io_uring" or "psync".
+    /// What was asked for: "auto", "io_uring", "libaio" or "psync".
     pub engine: String,
     #[serde(default)]
     pub seed: Option<u64>,
@@ -419,7 +419,7 @@ pub struct JobSummary {
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct EngineUsed {
-    /// "io_uring" or "psync" (imported rows: e.g. "libaio").
+    /// "io_uring", "libaio" or "psync" (imported rows: what fio used, e.g. "libaio").
     pub used: String,
     /// Why the engine asked for did not run, e.g. "io_uring_setup: EPERM; used psync".
     pub fallback: Option<String>,
@@ -438,7 +438,7 @@ pub struct DirectionStats {
     /// HDR histogram (V2 + deflate), base64; absent for imported figures.
     pub hist: Option<String>,
     /// Writes with a sync (`--fdatasync`/`--fsync`): the sync call alone, fio's `sync`
-    /// latency, where the backend times it apart from the write (psync). `lat_ns` above
+    /// latency, where the backend times it apart from the write (psync, libaio). `lat_ns` above
     /// stays write + sync. Absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sync_lat_ns: Option<Latency>,

@@ -1,18 +1,21 @@
-//! The standard suite: six columns, each on a file prepared the way the published figures'
-//! harness (fio) prepares it, so the two can be set side by side.
+//! The standard suite: six columns, each on files prepared the way the published figures'
+//! harness prepares them (a fio job per column, files named `{name}.$jobnum`), so the two can
+//! be set side by side.
 //!
-//! - The read columns (seq-read, rand-read, qd1-read) read one file laid down with real,
-//!   incompressible data before the first of them (unmeasured), as fio lays out a file for a
-//!   read job. It is written once and shared by every read column and pass.
-//! - Each write column (seq-write, rand-write, sync-write) gets a new file of its own, allocated
-//!   as fio allocates it by default (`fallocate` mode 0: unwritten extents on ext4 and xfs), and
-//!   writes into it; the file is removed after the column. Writing into blocks written before
-//!   is cheaper (no extent conversion to commit with each fdatasync) and is not what published
-//!   figures measure. See `fileprep` and the methodology page.
+//! - Every column gets files of its own, one per job (`rand-read` and `rand-write`: four files
+//!   of `--size` each; the others one), in the order the harness makes them, removed after the
+//!   column. Nothing carries from one column to the next.
+//! - A read column's files are written with real, incompressible data just before it
+//!   (unmeasured, synced at the end), as the harness's prep job writes them (`--fallocate=none
+//!   --refill_buffers=1 --end_fsync=1`): reads never meet unallocated or unwritten blocks.
+//! - A write column's files are new, allocated as fio allocates them by default (`fallocate`
+//!   mode 0: unwritten extents on ext4 and xfs), and written into. Writing into blocks written
+//!   before is cheaper (no extent conversion to commit with each fdatasync) and is not what
+//!   published figures measure. See `fileprep` and the methodology page.
 //!
 //! Order: the columns' own order (seq-read, seq-write, rand-read, rand-write, qd1-read,
 //! sync-write), the order the published harness runs them in. The record says per column how
-//! its file was prepared (`file_preparation`).
+//! its files were prepared (`file_preparation`).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -154,8 +157,9 @@ impl SuiteOptions {
     }
 }
 
-/// The job of one column over `path`.
-pub fn column_job(column: ColumnId, opts: &SuiteOptions, path: PathBuf) -> JobSpec {
+/// The job of one column, its files in `dir`: one per job, `<column>.<job index>`, each
+/// `opts.size` bytes (fio's `--size` is per job; the harness names them `{name}.$jobnum`).
+pub fn column_job(column: ColumnId, opts: &SuiteOptions, dir: &Path) -> JobSpec {
     const KIB4: u64 = 4096;
     const MIB: u64 = 1 << 20;
     let (pattern, block_size, iodepth, numjobs, sync) = match column {
@@ -172,14 +176,13 @@ pub fn column_job(column: ColumnId, opts: &SuiteOptions, path: PathBuf) -> JobSp
         block_size,
         iodepth,
         numjobs,
-        // Every job covers the whole file with its own random order, as fio's jobs do with one
-        // --filename and --numjobs 4: on a new file their writes overlap, so blocks are
-        // converted from unwritten gradually, as in the published runs. Split into four
-        // regions, each job would finish converting its quarter early and then only overwrite.
+        // A file per job, each job over the whole of its own file in its own random order, as
+        // the harness's `--numjobs 4 --filename_format={name}.$jobnum`: four jobs convert
+        // four new files' blocks from unwritten, and read four files' worth of data.
         size_per_job: opts.size,
-        layout: Layout::SharedFile {
-            path,
-            region_per_job: false,
+        layout: Layout::FilePerJob {
+            dir: dir.to_path_buf(),
+            prefix: column.as_str().into(),
         },
         termination: Termination::Time {
             runtime: opts.runtime,
@@ -201,15 +204,12 @@ pub fn run_suite(opts: &SuiteOptions, progress: &mut ProgressFn<'_>) -> Result<V
     testfile::ignore_sigxfsz();
     let columns = opts.columns();
     let mut scratch = ScratchDir::create(&opts.dir)?;
-    let read_path = scratch.path().join("read.data");
-    // Room for the shared read file and one write column's file at a time.
-    let mut needed = Vec::new();
-    if columns.iter().any(|c| c.is_read()) {
-        needed.push((read_path.clone(), opts.size));
-    }
-    if let Some(w) = columns.iter().find(|c| !c.is_read()) {
-        needed.push((write_path(scratch.path(), *w), opts.size));
-    }
+    // Room for the largest column's files: only one column's files exist at a time.
+    let needed = columns
+        .iter()
+        .map(|&c| column_job(c, opts, scratch.path()).files())
+        .max_by_key(|files| files.iter().map(|(_, s)| s).sum::<u64>())
+        .unwrap_or_default();
     testfile::check_free_space(&needed, "--size")?;
     progress(&Progress::SuiteStart {
         columns: columns.len(),
@@ -217,7 +217,6 @@ pub fn run_suite(opts: &SuiteOptions, progress: &mut ProgressFn<'_>) -> Result<V
         expected_s: opts.expected_s(),
     });
     let mut passes: Vec<Vec<TestResult>> = vec![Vec::new(); ColumnId::ALL.len()];
-    let mut read_file: Option<(OpenedFile, FilePreparation)> = None;
     for pass in 1..=opts.repeat {
         if opts.repeat > 1 {
             progress(&Progress::Pass {
@@ -226,31 +225,17 @@ pub fn run_suite(opts: &SuiteOptions, progress: &mut ProgressFn<'_>) -> Result<V
             });
         }
         for &column in &columns {
-            let path = if column.is_read() {
-                read_path.clone()
-            } else {
-                write_path(scratch.path(), column)
-            };
-            let spec = column_job(column, opts, path.clone());
+            let spec = column_job(column, opts, scratch.path());
             let align = spec.validate()?;
-            let result = if column.is_read() {
-                if read_file.is_none() {
-                    read_file = Some(prepare_read_file(&spec, opts, &align, progress)?);
-                }
-                let (file, prep) = read_file.as_ref().expect("prepared above");
-                let mut r = runner::execute(&spec, &align, std::slice::from_ref(file), progress)?;
-                r.file_preparation = Some(prep.clone());
-                r
-            } else {
-                let (file, prep) = prepare_write_file(&spec, opts)?;
-                let mut r = runner::execute(&spec, &align, std::slice::from_ref(&file), progress)?;
-                r.file_preparation = Some(prep);
-                drop(file);
-                // Every write column and pass starts from a new file; free the room now.
+            let (files, prep) = prepare_column_files(&spec, &align, progress)?;
+            let mut result = runner::execute(&spec, &align, &files, progress)?;
+            result.file_preparation = Some(prep);
+            drop(files);
+            // Every column and pass starts from new files; free the room now.
+            for (path, _) in spec.files() {
                 std::fs::remove_file(&path)
                     .map_err(|e| anyhow::anyhow!("cannot remove {}: {e}", path.display()))?;
-                r
-            };
+            }
             progress(&Progress::JobDone {
                 name: &spec.name,
                 result: &result,
@@ -259,7 +244,6 @@ pub fn run_suite(opts: &SuiteOptions, progress: &mut ProgressFn<'_>) -> Result<V
             passes[slot].push(result);
         }
     }
-    drop(read_file);
     scratch.remove().map_err(|e| {
         anyhow::anyhow!(
             "cannot remove the test folder {}: {e}",
@@ -273,48 +257,65 @@ pub fn run_suite(opts: &SuiteOptions, progress: &mut ProgressFn<'_>) -> Result<V
         .collect())
 }
 
-/// A write column's file in the scratch folder, e.g. `sync-write.data`.
-pub fn write_path(scratch: &Path, column: ColumnId) -> PathBuf {
-    scratch.join(format!("{}.data", column.as_str()))
-}
-
 #[cfg(feature = "measure")]
-/// The read columns' file: real data from start to end (unmeasured), as fio lays out a file
-/// for a read job.
-pub fn prepare_read_file(
+/// Create and prepare a column's files (one per job, none there before) as the published
+/// harness does: a read column's are written with real, incompressible data from start to end
+/// and synced (unmeasured), a write column's are new and allocated as fio allocates them by
+/// default (`fallocate=native`). Returns the opened files, in job order, and how they were
+/// made.
+pub fn prepare_column_files(
     spec: &JobSpec,
-    opts: &SuiteOptions,
     align: &DirectIoAlignment,
     progress: &mut ProgressFn<'_>,
-) -> Result<(OpenedFile, FilePreparation)> {
-    let path = runner::first_file(spec);
-    let file = testfile::open_test_file(&path, spec.direct, spec.sync)?;
-    // Allocated first, as fio's extend_file does: the blocks are reserved in as few extents as
-    // the filesystem can give, instead of growing write by write between other writers' blocks.
-    fileprep::fresh_allocated(&file, opts.size, Fallocate::Native)?;
-    runner::lay_out_range(spec, &file, 0, opts.size, align, "--size", progress)?;
-    let prep = FilePreparation {
-        method: "written".into(),
-        fresh: true,
-        detail: format!(
-            "{} of real, incompressible data written before the first read column (unmeasured), \
-             so reads never meet unallocated or unwritten blocks",
-            format_size(opts.size)
-        ),
+) -> Result<(Vec<OpenedFile>, FilePreparation)> {
+    let files = spec.files();
+    let unit = align.offset.max(1);
+    let whole = |size: u64| size - size % unit;
+    let total: u64 = files.iter().map(|(_, s)| whole(*s)).sum();
+    let mut opened = Vec::with_capacity(files.len());
+    let mut allocated = None;
+    let mut done_before = 0;
+    for (path, size) in &files {
+        let file = testfile::open_test_file(path, spec.direct, spec.sync)?;
+        if spec.pattern.reads() {
+            // No allocation first: the harness's prep job runs with --fallocate=none, so the
+            // writes allocate the blocks as they extend the file.
+            testfile::lay_out(&file, 0, whole(*size), align, "--size", &mut |done| {
+                progress(&Progress::Layout {
+                    name: &spec.name,
+                    done_bytes: done_before + done,
+                    total_bytes: total,
+                })
+            })?;
+            done_before += whole(*size);
+        } else {
+            allocated = Some(fileprep::fresh_allocated(&file, *size, Fallocate::Native)?);
+        }
+        opened.push(file);
+    }
+    let count = match files.len() {
+        1 => "a new file".to_string(),
+        n => format!("{n} new files, one per job,"),
     };
-    Ok((file, prep))
-}
-
-#[cfg(feature = "measure")]
-/// A write column's file: new, allocated as fio allocates it by default (`fallocate=native`).
-pub fn prepare_write_file(
-    spec: &JobSpec,
-    opts: &SuiteOptions,
-) -> Result<(OpenedFile, FilePreparation)> {
-    let path = runner::first_file(spec);
-    let file = testfile::open_test_file(&path, spec.direct, spec.sync)?;
-    let prep = fileprep::fresh_allocated(&file, opts.size, Fallocate::Native)?;
-    Ok((file, prep))
+    let prep = match allocated {
+        Some(mut p) => {
+            if files.len() > 1 {
+                p.detail = format!("{} files, one per job: {}", files.len(), p.detail);
+            }
+            p
+        }
+        None => FilePreparation {
+            method: "written".into(),
+            fresh: true,
+            detail: format!(
+                "{count} each written with {} of real, incompressible data and synced just \
+                 before the column (unmeasured), as the published harness writes a read test's \
+                 files, so reads never meet unallocated or unwritten blocks",
+                format_size(files.first().map(|(_, s)| *s).unwrap_or(0))
+            ),
+        },
+    };
+    Ok((opened, prep))
 }
 
 /// The spread (max - min over the median) under which a column's passes count as agreeing.

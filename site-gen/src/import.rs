@@ -161,7 +161,7 @@ pub(crate) fn column_job(c: ColumnId, size: u64) -> JobSummary {
         size,
         ..Default::default()
     };
-    let mut job = engine::suite::column_job(c, &opts, "column.data".into()).summary();
+    let mut job = engine::suite::column_job(c, &opts, std::path::Path::new(".")).summary();
     job.size = size;
     job
 }

@@ -9,7 +9,7 @@
 //!   they are tried;
 //! - `{{ flagged_mount_options() }}`: `engine::machine::storage::FSYNC_OPTIONS`;
 //! - `{{ column_settings() }}`: `engine::suite::column_job` for every column, with the backend
-//!   `EngineChoice::auto_wants_uring` picks on a disk and on tmpfs;
+//!   `EngineChoice::auto_backend` picks on a disk and on tmpfs;
 //! - `{{ published(class="local-nvme", column="sync-write", figure="p99", stat="range") }}`:
 //!   a figure over the rows of the published CSV (`fixtures/published/`) of that storage class
 //!   (and `variant`, if given). `figure`: `iops`, `mib_s`, `p99` (latency), `mean` (one second
@@ -50,7 +50,12 @@ impl PageFacts<'static> {
             fsync_options: engine::machine::storage::FSYNC_OPTIONS.to_vec(),
             columns: ColumnId::ALL
                 .iter()
-                .map(|&c| (c, engine::suite::column_job(c, &opts, "suite.data".into())))
+                .map(|&c| {
+                    (
+                        c,
+                        engine::suite::column_job(c, &opts, std::path::Path::new(".")),
+                    )
+                })
                 .collect(),
             published,
             ceilings: engine::ceiling::CLASS_CEILINGS.to_vec(),
@@ -223,13 +228,7 @@ pub fn column_settings(columns: &[(ColumnId, JobSpec)]) -> String {
     let mut md = String::from(
         "| column | pattern | block | jobs × in flight | after each write | `auto` on a disk | `auto` on tmpfs/ramfs |\n|---|---|---|---|---|---|---|\n",
     );
-    let backend = |depth: u32, memory: bool| {
-        if EngineChoice::auto_wants_uring(depth, memory) {
-            "io_uring"
-        } else {
-            "psync"
-        }
-    };
+    let backend = |depth: u32, memory: bool| EngineChoice::auto_backend(depth, memory).as_str();
     for (c, job) in columns {
         let sync = match job.sync {
             SyncMode::None => "—".to_string(),
@@ -466,17 +465,18 @@ mod tests {
     fn column_settings_and_the_auto_engine_come_from_the_suite() {
         let facts = PageFacts::from_code();
         let md = column_settings(&facts.columns);
-        // qd1-read: 4 KiB random reads, one job, depth 1, psync under auto.
+        // qd1-read: 4 KiB random reads, one job, depth 1, psync under auto on a disk and
+        // libaio (the published harness's path) on tmpfs.
         assert!(
-            md.contains("| `qd1-read` | randread | 4 KiB | 1 × 1 | — | psync | psync |"),
+            md.contains("| `qd1-read` | randread | 4 KiB | 1 × 1 | — | psync | libaio |"),
             "{md}"
         );
         assert!(
-            md.contains("| `rand-read` | randread | 4 KiB | 4 × 32 | — | io_uring | psync |"),
+            md.contains("| `rand-read` | randread | 4 KiB | 4 × 32 | — | io_uring | libaio |"),
             "{md}"
         );
         assert!(
-            md.contains("| `sync-write` | write | 4 KiB | 1 × 1 | `fdatasync` | psync | psync |")
+            md.contains("| `sync-write` | write | 4 KiB | 1 × 1 | `fdatasync` | psync | libaio |")
         );
         let html = page("methodology");
         for c in ColumnId::ALL {
@@ -497,7 +497,7 @@ mod tests {
         }
         assert!(
             column_settings(&deeper)
-                .contains("| `qd1-read` | randread | 4 KiB | 1 × 8 | — | io_uring | psync |")
+                .contains("| `qd1-read` | randread | 4 KiB | 1 × 8 | — | io_uring | libaio |")
         );
     }
 

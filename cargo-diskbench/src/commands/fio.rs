@@ -343,7 +343,7 @@ fn percentile_block(out: &mut String, name: &str, values: &[u64]) {
 
 /// fio's block for the syncs of a `--fdatasync`/`--fsync` job: the sync call alone, which
 /// guides for etcd and databases tell readers to check, besides the write + sync latency
-/// above. Only where the backend timed the sync alone (psync); else a note says why not.
+/// above. Only where the backend timed the sync alone (psync, libaio); else a note says why not.
 fn render_sync(out: &mut String, t: &TestResult) {
     if t.job.sync.starts_with("fdatasync") || t.job.sync.starts_with("fsync") {
         let Some(w) = &t.write else { return };
@@ -351,7 +351,7 @@ fn render_sync(out: &mut String, t: &TestResult) {
             let _ = writeln!(
                 out,
                 "  note: the {} is linked to its write on io_uring and not timed alone; \
-                 --ioengine=sync (psync) times it separately",
+                 --ioengine=sync (psync) or libaio times it separately",
                 t.job.sync.split(':').next().unwrap_or("sync")
             );
             return;

@@ -26,17 +26,19 @@ pub struct RunArgs {
     /// Measured seconds per column, 0.1 to 3600 [default: 5]
     #[arg(long, value_name = "SECS", allow_negative_numbers = true, value_parser = runtime_secs)]
     pub runtime: Option<f64>,
-    /// Unmeasured warm-up seconds before each column, 0 to 3600 [default: 1]
+    /// Unmeasured warm-up seconds before each column, 0 to 3600 [default: 2]
     #[arg(long, value_name = "SECS", allow_negative_numbers = true, value_parser = ramp_secs)]
     pub ramp: Option<f64>,
-    /// Test file size, e.g. 512M, 2G [default: 1G]
+    /// Each job's test file, e.g. 512M, 2G [default: 1G]; the four-job columns use four
+    /// such files
     #[arg(long, value_name = "BYTES")]
     pub size: Option<String>,
     /// Run the suite N times; each column reports its median run and the spread
     #[arg(long, value_name = "N")]
     pub repeat: Option<u32>,
-    /// I/O backend: auto (psync at depth 1, io_uring deeper), io_uring or psync
-    #[arg(long, value_name = "auto|io_uring|psync")]
+    /// I/O backend: auto (on a disk psync at depth 1, io_uring deeper; on tmpfs libaio),
+    /// io_uring, libaio or psync
+    #[arg(long, value_name = "auto|io_uring|libaio|psync")]
     pub engine: Option<String>,
     /// Fixed random offsets (the same every run); default: different every run
     #[arg(long, value_name = "N")]
@@ -155,7 +157,7 @@ pub fn suite_options(args: &RunArgs) -> Result<SuiteOptions> {
         None => EngineChoice::Auto,
         Some(e) => EngineChoice::parse(e).ok_or_else(|| {
             usage(format!(
-                "--engine {e}: unknown engine; use auto, io_uring or psync"
+                "--engine {e}: unknown engine; use auto, io_uring, libaio or psync"
             ))
         })?,
     };

@@ -354,14 +354,28 @@ fn fdatasync_jobs_print_the_sync_latency_block() {
     assert!(plain.tests[0].write.as_ref().unwrap().sync_lat_ns.is_none());
 }
 
-/// libaio at depth 1 runs on psync: the note says so, not that it might.
+/// libaio runs as itself (io_submit/io_getevents, the path fio takes) at any depth, with no
+/// note; posixaio, which we do not have, says which backend it ran on instead.
 #[test]
-fn the_libaio_note_says_which_backend_this_job_ran_on() {
+fn libaio_runs_as_itself_and_posixaio_says_which_backend_it_ran_on() {
     let dir = work_dir();
-    for (depth, expected) in [
-        ("1", "runs on our psync backend"),
-        ("8", "runs on our io_uring backend"),
+    for (engine, depth, used, note) in [
+        ("libaio", "1", "libaio", None),
+        ("libaio", "8", "libaio", None),
+        (
+            "posixaio",
+            "1",
+            "psync",
+            Some("runs on our backend --engine auto picks"),
+        ),
+        (
+            "posixaio",
+            "8",
+            "io_uring",
+            Some("runs on our backend --engine auto picks"),
+        ),
     ] {
+        let json = dir.path().join("out.json");
         let o = run_in(
             dir.path(),
             &[
@@ -369,17 +383,35 @@ fn the_libaio_note_says_which_backend_this_job_ran_on() {
                 "--rw=randread",
                 "--bs=4k",
                 "--size=256k",
-                "--ioengine=libaio",
+                &format!("--ioengine={engine}"),
                 &format!("--iodepth={depth}"),
+                "--output-format=json",
+                &format!("--output={}", json.display()),
             ],
         );
         assert!(o.status.success(), "{}", stderr(&o));
         let err = stderr(&o);
-        assert!(
-            err.contains("--ioengine=libaio is not itself used: this job")
-                && err.contains(expected),
-            "depth {depth}: {err}"
+        let record: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let t = &record["tests"][0];
+        if used == "io_uring" && t["engine"]["used"] == "psync" {
+            // io_uring refused here: psync with the reason is right too.
+            assert!(t["engine"]["fallback"].is_string(), "{t}");
+        } else {
+            assert_eq!(t["engine"]["used"], used, "{engine} at depth {depth}: {t}");
+        }
+        assert_eq!(
+            t["read"]["ios"], 64,
+            "{engine} at depth {depth}: 256 KiB in 4 KiB reads"
         );
+        match note {
+            None => assert!(!err.contains("not itself used"), "{engine}: {err}"),
+            Some(n) => assert!(
+                err.contains(&format!("--ioengine={engine} is not itself used: this job"))
+                    && err.contains(n),
+                "{engine} at depth {depth}: {err}"
+            ),
+        }
     }
 }
 

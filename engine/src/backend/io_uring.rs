@@ -223,6 +223,15 @@ impl Backend for Uring {
     }
 
     #[inline]
+    fn submit(&mut self, _done: &mut Vec<Completion>) {
+        // On an error (EINTR, EAGAIN, EBUSY) the entries stay in the submission queue and go
+        // with the next submit_and_wait.
+        if self.ring.submit().is_ok() {
+            self.queued = 0;
+        }
+    }
+
+    #[inline]
     fn submit_and_reap(&mut self, done: &mut Vec<Completion>) -> io::Result<()> {
         // Only wait when nothing is ready yet: completions may already sit in the queue.
         let want = if self.ring.completion().is_empty() {
@@ -262,6 +271,7 @@ impl Backend for Uring {
                     result,
                     // The pair is linked in the kernel: the sync is not timed on its own.
                     sync_ns: None,
+                    done_ns: None,
                 });
             }
         }

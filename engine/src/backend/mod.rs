@@ -1,8 +1,10 @@
 //! I/O backends behind one small interface, fio-style: the job loop prepares I/Os into free
 //! slots, then submits them and reaps completions in one call. psync runs the prepared I/O
-//! with pread/pwrite at once; io_uring queues SQEs and submits and waits in one syscall.
+//! with pread/pwrite at once; io_uring queues SQEs and submits and waits in one syscall;
+//! libaio submits iocbs with io_submit and reaps them with io_getevents, as fio's libaio does.
 
 pub mod io_uring;
+pub mod libaio;
 pub mod psync;
 
 use std::io;
@@ -39,26 +41,35 @@ pub struct Completion {
     pub slot: u16,
     pub result: i32,
     /// For a write + sync: how long the sync alone took (fio's `sync` latency), where the
-    /// backend can time it apart from the write (psync). io_uring links the two and leaves
-    /// this `None`.
+    /// backend can time it apart from the write (psync, libaio). io_uring links the two and
+    /// leaves this `None`.
     pub sync_ns: Option<u64>,
+    /// When the I/O finished (CLOCK_MONOTONIC ns), where the backend knows it better than the
+    /// moment its reap returned: libaio runs a write's sync after reaping it, so the other
+    /// I/Os reaped with it must not wait for that sync in their latency.
+    pub done_ns: Option<u64>,
 }
 
 /// One backend instance serves one job (one thread) with its own file descriptor and buffers.
 pub trait Backend {
-    /// The name the record shows ("psync", "io_uring").
+    /// The name the record shows ("psync", "io_uring", "libaio").
     fn name(&self) -> &'static str;
     /// I/Os this backend keeps in flight at most.
     fn depth(&self) -> u32;
     /// Queue an I/O. Cheap: no syscall.
     fn prepare(&mut self, io: Io);
+    /// Start what is prepared without waiting, as fio does by default after every I/O it
+    /// queues (`iodepth_batch_submit=1`). A refused I/O may complete into `done` at once;
+    /// anything that could not be started yet is started by the next `submit_and_reap`.
+    /// psync starts nothing here: its I/O runs in `submit_and_reap`.
+    fn submit(&mut self, _done: &mut Vec<Completion>) {}
     /// Start everything prepared, then wait for at least one completion and append every
     /// completion that is ready to `done`. EINTR comes back as `ErrorKind::Interrupted`; the
     /// caller checks for Ctrl-C and calls again.
     fn submit_and_reap(&mut self, done: &mut Vec<Completion>) -> io::Result<()>;
 }
 
-/// Why io_uring could not be used at all (the setup was refused).
+/// Why io_uring or libaio could not be used at all (the setup was refused).
 pub fn is_refusal(err: &io::Error) -> bool {
     matches!(
         err.raw_os_error(),

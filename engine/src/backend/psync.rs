@@ -106,6 +106,7 @@ impl Backend for Psync {
                 slot: io.slot,
                 result,
                 sync_ns: self.last_sync_ns,
+                done_ns: None,
             });
         }
         Ok(())
