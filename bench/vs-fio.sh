@@ -2,19 +2,26 @@
 # cargo-diskbench against fio, run the way published figures are made, in alternating pairs.
 #
 # Modes:
-#   suite (default)  The standard suite as `cargo diskbench run` runs it (default settings,
-#                    its own column order, its own file preparation) against fio run as the
-#                    public harness runs each column: libaio, O_DIRECT, time-based after a 2 s
-#                    ramp, a new file per test made by fio itself (for a write test fio creates
-#                    and fallocates it, for a read test it writes the data first).
-#                    Per pair: the whole suite once, and fio over the six columns in the same
-#                    order; fio first in odd pairs, the engine first in even pairs. Per column:
-#                    medians of the engine's figure, fio's, their ratio and CPU per I/O.
+#   suite (default)  Each column as the standard suite runs it (`cargo diskbench run --only
+#                    COLUMN`, default settings: every column makes, prepares and removes its
+#                    own files, so a column run alone is the column as the suite runs it)
+#                    against fio run exactly as the public harness runs that column: libaio,
+#                    O_DIRECT, time-based after a 2 s ramp, one file per job
+#                    (--filename_format={name}.$jobnum) removed after the test; a read test's
+#                    files written first by a separate fio job (--fallocate=none
+#                    --refill_buffers=1 --end_fsync=1), a write test's created and fallocated
+#                    by fio itself. Only the file size differs: --size per job file for both
+#                    (the harness uses 2 GiB for one job, 1 GiB per job for four).
+#                    Per pair and column: the two runs back to back, fio first in odd pairs,
+#                    the engine first in even ones, the columns in the suite's order; pairing
+#                    per column keeps the two runs about 10 s apart, so the host's drift hits
+#                    both alike. Per column: medians of the engine's figure, fio's, their
+#                    ratio and CPU per I/O.
 #   fio              Tutorial command lines through `cargo diskbench fio` and through fio, each
 #                    on a file neither has seen (removed before every run), alternating pairs:
 #                    medians of IOPS and p99 (fio with --lat_percentiles=1: issue to
 #                    completion, as ours). With --fdatasync, fio reports the sync apart from
-#                    the write; the mean of write + sync is compared with ours.
+#                    the write: p99 is the sync call's own in both, the mean is write + sync.
 #   prep             The write columns rand-write and sync-write on a new fallocated file (as
 #                    fio and the suite prepare it) and on a file written before (fio and
 #                    `cargo diskbench fio` with --overwrite=1), rotated per pair: how much the
@@ -38,7 +45,7 @@ size=1g
 only=seq-read,seq-write,rand-read,rand-write,qd1-read,sync-write
 bin=
 
-usage() { sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
     case $1 in
         --dir) dir=$2; shift 2 ;;
@@ -103,38 +110,49 @@ ours_figures() { # json test-index-or-id headline
         | "\($fig) \($ios) \($t.cpu.user_s + $t.cpu.sys_s) \($t.engine.used) \($t.file_preparation.method // "-")"' "$1" | head -1
 }
 
+# One column the way the public harness runs it (bin/hw-bench.py: fio()), in $work/fio.
+fio_harness_column() { # column
+    local col=$1 jobs reads=0 read_only=()
+    jobs=$(column_opts "$col" | sed 's/.*--numjobs=\([0-9]*\).*/\1/')
+    case $col in *-read) reads=1 ;; esac
+    rm -rf "$work/fio"; mkdir -p "$work/fio"
+    if [ $reads = 1 ]; then
+        fio --name="$col-prep" --directory="$work/fio" --ioengine=libaio --direct=1 --bs=1M \
+            --iodepth=32 --size="$size" --numjobs="$jobs" --rw=write --fallocate=none \
+            --refill_buffers=1 --end_fsync=1 --filename_format="$col.\$jobnum" --output=/dev/null
+        read_only=(--allow_file_create=0 --readonly)
+    fi
+    # shellcheck disable=SC2046
+    fio --name="$col" --directory="$work/fio" --ioengine=libaio --direct=1 $(column_opts "$col") \
+        --size="$size" --time_based --runtime="$runtime" --ramp_time="$ramp" --group_reporting=1 \
+        --filename_format="$col.\$jobnum" "${read_only[@]}" --output-format=json --output="$work/fio.json" >/dev/null
+    rm -rf "$work/fio"
+}
+
 suite_mode() {
     IFS=, read -r -a columns <<<"$only"
     for col in "${columns[@]}"; do column_opts "$col" >/dev/null; : >"$work/ours.$col" ; : >"$work/fio.$col"; done
-    echo "suite vs fio (published way) in $dir: ${runtime}s + ${ramp}s ramp, size $size, $pairs alternating pairs" >&2
+    echo "suite columns vs fio (the harness's way) in $dir: ${runtime}s + ${ramp}s ramp, size $size per job file, $pairs alternating pairs per column" >&2
     for ((p = 1; p <= pairs; p++)); do
         order="fio ours"; [ $((p % 2)) -eq 0 ] && order="ours fio"
-        for who in $order; do
-            echo "  pair $p: $who (load $(load))" >&2
-            if [ "$who" = fio ]; then
-                for col in "${columns[@]}"; do
-                    f=$work/fio-$col.dat
-                    rm -f "$f" # a file of its own: fio lays it out (reads) or fallocates it (writes)
-                    # shellcheck disable=SC2046
-                    fio --name="$col" $(column_opts "$col") --filename="$f" --size="$size" \
-                        --time_based --runtime="$runtime" --ramp_time="$ramp" --group_reporting \
-                        --ioengine=libaio --direct=1 --output-format=json --output="$work/fio.json" >/dev/null
-                    rm -f "$f"
+        echo "  pair $p: $order (load $(load))" >&2
+        for col in "${columns[@]}"; do
+            for who in $order; do
+                if [ "$who" = fio ]; then
+                    fio_harness_column "$col"
                     echo "$(fio_figures "$work/fio.json" "$(headline_of "$col")") $(load | cut -d' ' -f1)" >>"$work/fio.$col"
-                done
-            else
-                rm -rf "$work/results"
-                "$bin" run --dir "$work" --size "$size" --runtime "$runtime" --ramp "$ramp" \
-                    --only "$only" --no-steps --no-site --quiet --results "$work/results" \
-                    --json "$work/ours.json" >/dev/null 2>"$work/ours.err" \
-                    || { cat "$work/ours.err" >&2; exit 1; }
-                for col in "${columns[@]}"; do
+                else
+                    rm -rf "$work/results"
+                    "$bin" run --dir "$work" --size "$size" --runtime "$runtime" --ramp "$ramp" \
+                        --only "$col" --no-steps --no-site --quiet --results "$work/results" \
+                        --json "$work/ours.json" >/dev/null 2>"$work/ours.err" \
+                        || { cat "$work/ours.err" >&2; exit 1; }
                     echo "$(ours_figures "$work/ours.json" "$col" "$(headline_of "$col")") $(load | cut -d' ' -f1)" >>"$work/ours.$col"
-                done
-            fi
+                fi
+            done
         done
     done
-    printf '\n%s\n' "engine suite vs fio run the published way, $dir ($(findmnt -no FSTYPE -T "$dir" | head -1)), ${runtime}s + ${ramp}s ramp, size $size, median of $pairs alternating pairs"
+    printf '\n%s\n' "engine columns vs fio run the harness's way, $dir ($(findmnt -no FSTYPE -T "$dir" | head -1)), ${runtime}s + ${ramp}s ramp, size $size per job file, median of $pairs alternating pairs"
     printf '%-11s %-6s %12s %12s %7s %11s %11s  %-9s %s\n' column unit engine fio ratio "cpu/io eng" "cpu/io fio" engine "file (engine)"
     for col in "${columns[@]}"; do
         # ours: fig ios cpu used prep load | fio: fig ios cpu load
@@ -160,21 +178,25 @@ randread-2x16-psync|--name=rr --rw=randread --bs=4k --iodepth=16 --numjobs=2 --i
 EOF
 }
 
-# fio JSON -> "iops p99_ns mean_ns": the main direction (reads when the job reads); with
-# fdatasync the sync's mean is added to the write's (fio reports them apart).
+# fio JSON -> "iops p99_ns mean_ns": the main direction (reads when the job reads). With
+# fdatasync fio reports the sync apart from the write: p99 is then the sync call's own (both
+# tools time that call alone), and the mean is write + sync (the sync's mean added to the
+# write's), which is what one synced write costs.
 fio_line_figures() {
     jq -r '.jobs[0] as $j
         | (if $j.read.total_ios > 0 then $j.read else $j.write end) as $d
         | ($j.read.iops + $j.write.iops) as $iops
-        | ($d.lat_ns.percentile["99.000000"] // 0) as $p99
-        | ($d.lat_ns.mean + (if $j.read.total_ios == 0 then ($j.sync.lat_ns.mean // 0) else 0 end)) as $mean
+        | ($j.read.total_ios == 0 and ($j.sync.lat_ns.N // 0) > 0) as $synced
+        | (if $synced then $j.sync.lat_ns.percentile["99.000000"] else ($d.lat_ns.percentile["99.000000"] // 0) end) as $p99
+        | ($d.lat_ns.mean + (if $synced then $j.sync.lat_ns.mean else 0 end)) as $mean
         | "\($iops) \($p99) \($mean)"' "$1"
 }
 ours_line_figures() {
     jq -r '.tests[0] as $t
         | (if $t.read != null then $t.read else $t.write end) as $d
         | ((($t.read.iops) // 0) + (($t.write.iops) // 0)) as $iops
-        | "\($iops) \($d.lat_ns.p99) \($d.lat_ns.mean)"' "$1"
+        | (if $t.read == null and $d.sync_lat_ns != null then $d.sync_lat_ns.p99 else $d.lat_ns.p99 end) as $p99
+        | "\($iops) \($p99) \($d.lat_ns.mean)"' "$1"
 }
 
 fio_mode() {
