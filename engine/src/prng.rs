@@ -204,24 +204,25 @@ impl BlockMap {
             return None;
         }
         let bits = &self.levels[level];
-        let w = (from / 64) as usize;
-        // Bits below `from` count as taken.
-        let word = bits[w] | ((1u64 << (from % 64)) - 1);
-        let w = if word != u64::MAX {
-            w
+        let first = (from / 64) as usize;
+        // In the first word, bits below `from` count as taken.
+        let word = |w: usize| {
+            if w == first {
+                bits[w] | ((1u64 << (from % 64)) - 1)
+            } else {
+                bits[w]
+            }
+        };
+        let w = if word(first) != u64::MAX {
+            first
         } else if level + 1 < self.levels.len() {
             // The next word of this level that is not full, from the level above.
-            self.next_zero(level + 1, w as u64 + 1)? as usize
+            self.next_zero(level + 1, first as u64 + 1)? as usize
         } else {
             // The top level is one word: nothing after it.
             return None;
         };
-        let word = if w == (from / 64) as usize {
-            bits[w] | ((1u64 << (from % 64)) - 1)
-        } else {
-            bits[w]
-        };
-        let i = w as u64 * 64 + (!word).trailing_zeros() as u64;
+        let i = w as u64 * 64 + (!word(w)).trailing_zeros() as u64;
         (i < self.lens[level]).then_some(i)
     }
 }

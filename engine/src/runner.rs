@@ -675,41 +675,49 @@ fn run_worker(plan: &Plan<'_>, index: u32, file: &OpenedFile) -> Result<WorkerSt
         writes_since_sync: 0,
         file: file.path.clone(),
     };
-    // Set up before the barrier, so every job starts measuring together; a failed setup still
-    // reaches the barrier so the others do not wait forever.
     match plan.backend {
-        BackendKind::IoUring => {
-            let backend = Uring::new(&file.file, ptrs, bs, plan.depth).map_err(|e| {
-                WorkerError::Setup(anyhow::anyhow!(
-                    "{}: cannot set up io_uring for {}: {e}",
-                    spec.name,
-                    file.path.display()
-                ))
-            });
-            plan.barrier.wait();
-            let (mut backend, note) = backend?;
-            let mut stats = job_loop(plan, &mut backend, &mut state)?;
-            stats.note = note;
-            Ok(stats)
-        }
-        BackendKind::Libaio => {
-            let backend = Libaio::new(&file.file, ptrs, plan.depth).map_err(|e| {
-                WorkerError::Setup(anyhow::anyhow!(
-                    "{}: cannot set up native AIO (io_setup) for {}: {e}; fs.aio-max-nr may be \
+        BackendKind::IoUring => run_on(
+            plan,
+            &mut state,
+            Uring::new(&file.file, ptrs, bs, plan.depth),
+            |e| format!("cannot set up io_uring for {}: {e}", file.path.display()),
+        ),
+        BackendKind::Libaio => run_on(
+            plan,
+            &mut state,
+            Libaio::new(&file.file, ptrs, plan.depth).map(|b| (b, None)),
+            |e| {
+                format!(
+                    "cannot set up native AIO (io_setup) for {}: {e}; fs.aio-max-nr may be \
                      too low for this many jobs x --iodepth",
-                    spec.name,
                     file.path.display()
-                ))
-            });
-            plan.barrier.wait();
-            job_loop(plan, &mut backend?, &mut state)
-        }
-        BackendKind::Psync => {
-            let mut backend = Psync::new(&file.file, ptrs);
-            plan.barrier.wait();
-            job_loop(plan, &mut backend, &mut state)
-        }
+                )
+            },
+        ),
+        BackendKind::Psync => run_on(
+            plan,
+            &mut state,
+            Ok((Psync::new(&file.file, ptrs), None)),
+            |e| e.to_string(),
+        ),
     }
+}
+
+/// Run the job loop on a backend that was just set up (with the note its setup left). Set
+/// up before the barrier, so every job starts measuring together; a failed setup still
+/// reaches the barrier so the others do not wait forever. `failed` words a setup error.
+fn run_on<B: Backend>(
+    plan: &Plan<'_>,
+    state: &mut WorkerState,
+    setup: std::io::Result<(B, Option<String>)>,
+    failed: impl FnOnce(&std::io::Error) -> String,
+) -> Result<WorkerStats, WorkerError> {
+    plan.barrier.wait();
+    let (mut backend, note) = setup
+        .map_err(|e| WorkerError::Setup(anyhow::anyhow!("{}: {}", plan.spec.name, failed(&e))))?;
+    let mut stats = job_loop(plan, &mut backend, state)?;
+    stats.note = note;
+    Ok(stats)
 }
 
 struct WorkerState {

@@ -76,6 +76,16 @@ fn leftovers(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// Whether this machine lets us set up io_uring (containers with seccomp often do not).
+/// A private folder on tmpfs, or None (said on stderr) where /dev/shm is missing.
+fn shm_tempdir() -> Option<tempfile::TempDir> {
+    let shm = Path::new("/dev/shm");
+    if !shm.is_dir() {
+        eprintln!("no /dev/shm: skipped");
+        return None;
+    }
+    Some(tempfile::tempdir_in(shm).unwrap())
+}
+
 fn io_uring_available() -> bool {
     engine::backend::io_uring::probe().is_ok()
 }
@@ -237,12 +247,9 @@ fn refused_io_uring_falls_back_to_psync_and_says_why() {
 /// real refusal is injected with strace where it is installed, the test switch otherwise.
 #[test]
 fn refused_libaio_falls_back_to_psync_and_says_why() {
-    let shm = Path::new("/dev/shm");
-    if !shm.is_dir() {
-        eprintln!("no /dev/shm: skipped");
+    let Some(mem) = shm_tempdir() else {
         return;
-    }
-    let mem = tempfile::tempdir_in(shm).unwrap();
+    };
     let results = workdir();
     let args = [
         "run",
@@ -591,12 +598,9 @@ fn auto_uses_libaio_on_memory_and_io_uring_on_a_disk() {
         eprintln!("io_uring is refused on this machine: skipped");
         return;
     }
-    let shm = Path::new("/dev/shm");
-    if !shm.is_dir() {
-        eprintln!("no /dev/shm: skipped");
+    let Some(mem) = shm_tempdir() else {
         return;
-    }
-    let mem = tempfile::tempdir_in(shm).unwrap();
+    };
     let results = workdir();
     let out = output(run_cmd(
         results.path(),

@@ -130,27 +130,6 @@ impl Libaio {
         })
     }
 
-    /// Run the sync a completed write asked for (fio's libaio does it as a plain call too).
-    /// Returns the sync's errno (0 when it succeeded) and how long it took.
-    fn sync_after(&self, kind: IoKind) -> (i32, Option<u64>) {
-        let start = std::time::Instant::now();
-        // SAFETY: plain syscalls on a descriptor held open for the backend's lifetime.
-        let rc = match kind {
-            IoKind::WriteDatasync => unsafe { libc::fdatasync(self.fd) },
-            IoKind::WriteFsync => unsafe { libc::fsync(self.fd) },
-            _ => return (0, None),
-        };
-        let ns = start.elapsed().as_nanos() as u64;
-        let errno = if rc != 0 {
-            io::Error::last_os_error()
-                .raw_os_error()
-                .unwrap_or(libc::EIO)
-        } else {
-            0
-        };
-        (errno, Some(ns))
-    }
-
     /// Submit what is pending. An iocb the kernel refuses outright (io_submit fails on the
     /// first of a batch) completes at once with that error, so the job loop sees it.
     fn submit_pending(&mut self, done: &mut Vec<Completion>) -> io::Result<()> {
@@ -289,7 +268,8 @@ impl Backend for Libaio {
             let mut sync_ns = None;
             let mut done_ns = reaped_ns;
             if result >= 0 {
-                let (errno, ns) = self.sync_after(self.kinds[slot as usize]);
+                // fio's libaio runs the sync as a plain call too.
+                let (errno, ns) = super::sync_after_write(self.fd, self.kinds[slot as usize]);
                 if ns.is_some() {
                     sync_ns = ns;
                     done_ns = crate::cpu::mono_ns();

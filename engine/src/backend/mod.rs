@@ -8,6 +8,7 @@ pub mod libaio;
 pub mod psync;
 
 use std::io;
+use std::os::fd::RawFd;
 
 /// What one I/O does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,6 +68,28 @@ pub trait Backend {
     /// completion that is ready to `done`. EINTR comes back as `ErrorKind::Interrupted`; the
     /// caller checks for Ctrl-C and calls again.
     fn submit_and_reap(&mut self, done: &mut Vec<Completion>) -> io::Result<()>;
+}
+
+/// Run the sync a write asked for (`WriteDatasync`, `WriteFsync`) as a plain system call,
+/// timed on its own (fio's `sync` latency): the errno (0 when it succeeded) and how long it
+/// took. An I/O that asked for no sync gives (0, None). psync and libaio both sync this way.
+pub(crate) fn sync_after_write(fd: RawFd, kind: IoKind) -> (i32, Option<u64>) {
+    let start = std::time::Instant::now();
+    // SAFETY: plain syscalls on a descriptor the backend holds open.
+    let rc = match kind {
+        IoKind::WriteDatasync => unsafe { libc::fdatasync(fd) },
+        IoKind::WriteFsync => unsafe { libc::fsync(fd) },
+        _ => return (0, None),
+    };
+    let ns = start.elapsed().as_nanos() as u64;
+    let errno = if rc != 0 {
+        io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::EIO)
+    } else {
+        0
+    };
+    (errno, Some(ns))
 }
 
 /// Why io_uring or libaio could not be used at all (the setup was refused).

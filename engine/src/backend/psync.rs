@@ -4,7 +4,7 @@
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
 
-use super::{Backend, Completion, Io, IoKind};
+use super::{Backend, Completion, Io};
 
 pub struct Psync {
     fd: RawFd,
@@ -59,20 +59,10 @@ impl Psync {
             done += n as usize;
         }
         // The sync is timed on its own as well (fio's `sync` latency block).
-        let sync_start = std::time::Instant::now();
-        let synced = match io.kind {
-            // SAFETY: plain syscalls on an fd we hold open.
-            IoKind::WriteDatasync => unsafe { libc::fdatasync(self.fd) },
-            IoKind::WriteFsync => unsafe { libc::fsync(self.fd) },
-            _ => 0,
-        };
-        if matches!(io.kind, IoKind::WriteDatasync | IoKind::WriteFsync) {
-            self.last_sync_ns = Some(sync_start.elapsed().as_nanos() as u64);
-        }
-        if synced != 0 {
-            return -io::Error::last_os_error()
-                .raw_os_error()
-                .unwrap_or(libc::EIO);
+        let (errno, sync_ns) = super::sync_after_write(self.fd, io.kind);
+        self.last_sync_ns = sync_ns;
+        if errno != 0 {
+            return -errno;
         }
         done as i32
     }
