@@ -159,11 +159,19 @@ fn prepare_file(
     let mut p = crate::fileprep::fresh_allocated(file, size, prep.fallocate)?;
     if lays_out {
         // From 0: the allocation above already gave the file its full length.
-        lay_out_range(spec, file, 0, whole, align, "--size", progress)?;
+        testfile::lay_out_buffered(file, whole, spec.block_size, align, "--size", &mut |done| {
+            progress(&Progress::Layout {
+                name: &spec.name,
+                done_bytes: done,
+                total_bytes: whole,
+            })
+        })?;
         p.method = "written".into();
         p.detail = format!(
-            "{} of real, incompressible data written before the job (unmeasured){}",
+            "{} of real, incompressible data written before the job (unmeasured, buffered \
+             writes of {}, synced, then dropped from the page cache){}",
             format_size(whole),
+            format_size(spec.block_size.clamp(4096, 1 << 20)),
             if spec.pattern.reads() {
                 ", as fio lays out a file for a job that reads"
             } else {
@@ -208,59 +216,6 @@ pub fn open_files(spec: &JobSpec, files: &[(PathBuf, u64)]) -> Result<Vec<Opened
         .iter()
         .map(|(p, _)| testfile::open_test_file(p, spec.direct, spec.sync))
         .collect()
-}
-
-/// Write the part of `file` beyond its current length up to `size`, unmeasured.
-pub fn lay_out_missing(
-    spec: &JobSpec,
-    file: &OpenedFile,
-    size: u64,
-    align: &DirectIoAlignment,
-    size_option: &str,
-    progress: &mut ProgressFn<'_>,
-) -> Result<()> {
-    let len = file
-        .file
-        .metadata()
-        .with_context(|| format!("cannot stat {}", file.path.display()))?
-        .len();
-    // Aligned start and end, so O_DIRECT accepts every write. The job never touches the tail
-    // past the last whole block, so rounding the end down leaves nothing unwritten it reads.
-    let unit = align.offset.max(1);
-    lay_out_range(
-        spec,
-        file,
-        len - len % unit,
-        size,
-        align,
-        size_option,
-        progress,
-    )
-}
-
-/// Write `file` from `from` to `to` (rounded down to whole direct-I/O units), unmeasured.
-pub fn lay_out_range(
-    spec: &JobSpec,
-    file: &OpenedFile,
-    from: u64,
-    to: u64,
-    align: &DirectIoAlignment,
-    size_option: &str,
-    progress: &mut ProgressFn<'_>,
-) -> Result<()> {
-    let unit = align.offset.max(1);
-    let size = to - to % unit;
-    if from >= size {
-        return Ok(());
-    }
-    let total = size - from;
-    testfile::lay_out(file, from, size, align, size_option, &mut |done| {
-        progress(&Progress::Layout {
-            name: &spec.name,
-            done_bytes: done,
-            total_bytes: total,
-        })
-    })
 }
 
 /// Decide the backend (`EngineChoice::auto_backend` for `auto`), and psync with the reason

@@ -554,6 +554,83 @@ pub fn lay_out(
     Ok(())
 }
 
+/// Lay `opened` out from 0 to `to` the way fio's `extend_file` does for a job that reads (or
+/// with `--overwrite=1`): buffered `write`s of the job's block size, front to back, one
+/// `fsync` (fio's `create_fsync=1`), then the file's pages dropped from the page cache (fio's
+/// `invalidate=1` when the job opens it).
+///
+/// Why not the O_DIRECT 1 MiB writes of [`lay_out`]: the way a file was written moves what a
+/// virtual disk does with it afterwards. Measured 2026-12-01 on this project's machine (ext4
+/// on virtio), fio's own 4 KiB 75/25 random mix at depth 64 on one 1 GiB file: 65-81k IOPS
+/// when the file had been written buffered (fio's layout, `dd` with 4 KiB or 1 MiB), 87-102k
+/// when written with O_DIRECT 1 MiB writes, and the same either way for both tools on one
+/// file. Reads through the page cache leave nothing behind it: the job's O_DIRECT reads start
+/// cold, as fio's do.
+///
+/// The writes go through a second descriptor on the same inode, opened through
+/// `/proc/self/fd` (never the name, which could have been swapped) and checked to be the same
+/// file. Without `/proc` this falls back to [`lay_out`].
+pub fn lay_out_buffered(
+    opened: &OpenedFile,
+    to: u64,
+    block_size: u64,
+    align: &DirectIoAlignment,
+    size_option: &str,
+    progress: &mut dyn FnMut(u64),
+) -> Result<()> {
+    use std::os::fd::AsRawFd;
+    let fd = opened.file.as_raw_fd();
+    let buffered = OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_CLOEXEC)
+        .open(format!("/proc/self/fd/{fd}"));
+    let same_inode = |f: &File| match (f.metadata(), opened.file.metadata()) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    };
+    let file = match buffered {
+        Ok(f) if same_inode(&f) => f,
+        _ => return lay_out(opened, 0, to, align, size_option, progress),
+    };
+    // fio writes `max_bs[DDIR_WRITE]` at a time; at least 4 KiB, at most 1 MiB here (the size
+    // of a write to the page cache changes nothing the disk sees).
+    let chunk = block_size.clamp(4096, 1 << 20);
+    let mut rng = FastRng::for_stream(None, 0x1a70);
+    let mut buf = AlignedBuf::new(chunk as usize, 4096, &mut rng);
+    let mut off = 0;
+    let mut reported = 0;
+    while off < to {
+        if crate::cancel::requested() {
+            return Err(crate::error::interrupted());
+        }
+        let len = (to - off).min(chunk) as usize;
+        buf.refresh(&mut rng);
+        if let Err(e) = file.write_all_at(&buf.as_slice()[..len], off) {
+            let errno = e.raw_os_error().unwrap_or(0);
+            if is_no_space(errno) {
+                return Err(no_space_error(&opened.path, errno, to, size_option));
+            }
+            if e.kind() == io::ErrorKind::Interrupted && crate::cancel::requested() {
+                return Err(crate::error::interrupted());
+            }
+            return Err(e).with_context(|| {
+                format!("cannot lay out the test file {}", opened.path.display())
+            });
+        }
+        off += len as u64;
+        // About once a MiB: a call per 4 KiB write would cost more than the write.
+        if off - reported >= 1 << 20 || off == to {
+            reported = off;
+            progress(off);
+        }
+    }
+    file.sync_all()
+        .with_context(|| format!("cannot sync the test file {}", opened.path.display()))?;
+    // SAFETY: plain advice on our open descriptor; no memory is passed.
+    unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

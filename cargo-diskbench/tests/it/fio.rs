@@ -471,6 +471,15 @@ fn files_are_prepared_as_fio_prepares_them() {
     assert_eq!(p.method, "written");
     if let Some(map) = extent_map(&dir.path().join("r.0")) {
         assert_eq!(map.unwritten, 0, "{map:?}");
+        // Laid out as fio's extend_file does: buffered writes of the job's block size, synced,
+        // then dropped from the page cache, so the job's O_DIRECT reads start cold. (A disk
+        // filesystem only: tmpfs has no FIEMAP, and its pages are the file.)
+        assert!(p.detail.contains("buffered writes of 64 KiB"), "{p:?}");
+        let (resident, pages) = resident_pages(&dir.path().join("r.0"));
+        assert!(
+            resident * 100 <= pages,
+            "{resident} of {pages} pages of the laid-out file still cached"
+        );
     }
     let p = prep(&job("--name=o", &["--rw=randwrite", "--overwrite=1"]));
     assert_eq!(p.method, "written");
@@ -487,4 +496,33 @@ fn files_are_prepared_as_fio_prepares_them() {
     assert_eq!(p.method, "truncate");
     let p = prep(&job("--name=c", &["--rw=write", "--create_on_open=1"]));
     assert_eq!(p.method, "create-on-open");
+}
+
+/// (pages of `path` in the page cache, pages in all), by mincore(2) on a read-only mapping.
+fn resident_pages(path: &Path) -> (usize, usize) {
+    use std::os::fd::AsRawFd;
+    let file = std::fs::File::open(path).unwrap();
+    let len = file.metadata().unwrap().len() as usize;
+    let page = 4096;
+    let pages = len.div_ceil(page);
+    // SAFETY: a private read-only mapping of an open regular file of `len` bytes; unmapped
+    // below and never dereferenced.
+    let addr = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ,
+            libc::MAP_PRIVATE,
+            file.as_raw_fd(),
+            0,
+        )
+    };
+    assert_ne!(addr, libc::MAP_FAILED);
+    let mut vec = vec![0u8; pages];
+    // SAFETY: `addr` maps `len` bytes; `vec` has one byte per page of it.
+    let rc = unsafe { libc::mincore(addr, len, vec.as_mut_ptr()) };
+    // SAFETY: the mapping made above, of `len` bytes.
+    unsafe { libc::munmap(addr, len) };
+    assert_eq!(rc, 0);
+    (vec.iter().filter(|b| **b & 1 == 1).count(), pages)
 }
