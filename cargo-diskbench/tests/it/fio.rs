@@ -2,7 +2,7 @@
 //! end at small sizes (files moved into a temp dir), the record it prints, and refusals.
 
 use std::path::Path;
-use std::process::Output;
+use std::process::{Command, Output};
 
 use engine::record::Record;
 
@@ -525,4 +525,54 @@ fn resident_pages(path: &Path) -> (usize, usize) {
     unsafe { libc::munmap(addr, len) };
     assert_eq!(rc, 0);
     (vec.iter().filter(|b| **b & 1 == 1).count(), pages)
+}
+
+/// libaio takes one completion per `io_getevents`, as fio's libaio does with its defaults
+/// (`iodepth_batch_complete_max=1`): on memory, where the system calls are the figure, both
+/// tools then make the same calls per I/O. 256 reads at depth 8: 256 submissions and at least
+/// 256 reaping calls (more if one returns early on a signal); reaping up to 8 at a time would
+/// take as few as 32.
+#[test]
+fn libaio_reaps_one_completion_per_call_as_fio_does() {
+    if Command::new("strace").arg("-V").output().is_err() {
+        eprintln!("strace not installed: skipped");
+        return;
+    }
+    let dir = work_dir();
+    let counts = dir.path().join("counts");
+    let _load = common::disk_load();
+    let out = Command::new("strace")
+        .current_dir(dir.path())
+        .args(["-f", "-c", "-e", "trace=io_submit,io_getevents", "-o"])
+        .arg(&counts)
+        .arg(env!("CARGO_BIN_EXE_cargo-diskbench"))
+        .args([
+            "fio",
+            "--name=r",
+            "--rw=randread",
+            "--bs=4k",
+            "--size=1m",
+            "--iodepth=8",
+            "--ioengine=libaio",
+            "--direct=1",
+        ])
+        .output()
+        .unwrap();
+    if !out.status.success() && stderr(&out).contains("ptrace") {
+        eprintln!("ptrace not permitted here: skipped");
+        return;
+    }
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("ran: libaio"), "{}", stdout(&out));
+    let summary = std::fs::read_to_string(&counts).unwrap();
+    let calls = |name: &str| -> u64 {
+        summary
+            .lines()
+            .map(|l| l.split_whitespace().collect::<Vec<_>>())
+            .find(|f| f.last() == Some(&name))
+            .and_then(|f| f.get(3).and_then(|c| c.parse().ok()))
+            .unwrap_or_else(|| panic!("no {name} line in\n{summary}"))
+    };
+    assert_eq!(calls("io_submit"), 256, "{summary}");
+    assert!(calls("io_getevents") >= 256, "{summary}");
 }
