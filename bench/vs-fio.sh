@@ -30,7 +30,9 @@
 #                    pread loop (bench/bare_pread.c), rotated.
 #
 # usage: bench/vs-fio.sh [suite|fio|prep|qd1] [--dir DIR] [--runtime S] [--pairs N] [--size SIZE]
-#                        [--only COLUMNS] [--bin PATH]
+#                        [--only COLUMNS|LINES] [--bin PATH]
+#   --only: suite mode, column ids; fio mode, line ids (write, randwrite-fdatasync, randrw,
+#   read, randread-2x16-libaio, randread-2x16-psync).
 # needs: fio, jq, cc (qd1); builds the release binary unless --bin is given.
 # The load average is printed with every pair: on a busy machine say so beside the figures.
 set -euo pipefail
@@ -42,10 +44,10 @@ runtime=5
 ramp=2 # the public harness's ramp, and the suite's default
 pairs=3
 size=1g
-only=seq-read,seq-write,rand-read,rand-write,qd1-read,sync-write
+only=
 bin=
 
-usage() { sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
     case $1 in
         --dir) dir=$2; shift 2 ;;
@@ -130,7 +132,7 @@ fio_harness_column() { # column
 }
 
 suite_mode() {
-    IFS=, read -r -a columns <<<"$only"
+    IFS=, read -r -a columns <<<"${only:-seq-read,seq-write,rand-read,rand-write,qd1-read,sync-write}"
     for col in "${columns[@]}"; do column_opts "$col" >/dev/null; : >"$work/ours.$col" ; : >"$work/fio.$col"; done
     echo "suite columns vs fio (the harness's way) in $dir: ${runtime}s + ${ramp}s ramp, size $size per job file, $pairs alternating pairs per column" >&2
     for ((p = 1; p <= pairs; p++)); do
@@ -201,7 +203,13 @@ ours_line_figures() {
 
 fio_mode() {
     echo "tutorial lines: engine vs fio in $dir, ${runtime}s time-based, size $size, $pairs alternating pairs" >&2
-    tutorial_lines >"$work/lines"
+    if [ -n "$only" ]; then
+        # Only the named lines (ids as printed: write, randrw, read, ...), in their order.
+        tutorial_lines | awk -F'|' -v keep=",$only," 'index(keep, "," $1 ",")' >"$work/lines"
+        [ -s "$work/lines" ] || { echo "vs-fio.sh: --only $only names no tutorial line" >&2; exit 2; }
+    else
+        tutorial_lines >"$work/lines"
+    fi
     printf '\n%s\n' "cargo diskbench fio vs fio, $dir ($(findmnt -no FSTYPE -T "$dir" | head -1)), ${runtime}s, size $size, median of $pairs alternating pairs (p99 and mean: issue to completion)"
     printf '%-22s %10s %10s %7s %10s %10s %7s %10s %10s %7s\n' line "IOPS eng" "IOPS fio" ratio "p99 eng" "p99 fio" ratio "mean eng" "mean fio" ratio
     while IFS='|' read -r id opts; do
