@@ -159,19 +159,34 @@ fn prepare_file(
     let mut p = crate::fileprep::fresh_allocated(file, size, prep.fallocate)?;
     if lays_out {
         // From 0: the allocation above already gave the file its full length.
-        testfile::lay_out_buffered(file, whole, spec.block_size, align, "--size", &mut |done| {
-            progress(&Progress::Layout {
-                name: &spec.name,
-                done_bytes: done,
-                total_bytes: whole,
-            })
-        })?;
+        let buffered = testfile::lay_out_buffered(
+            file,
+            whole,
+            spec.block_size,
+            align,
+            "--size",
+            &mut |done| {
+                progress(&Progress::Layout {
+                    name: &spec.name,
+                    done_bytes: done,
+                    total_bytes: whole,
+                })
+            },
+        )?;
+        let how = if buffered {
+            format!(
+                "buffered writes of {}, synced, then dropped from the page cache",
+                format_size(spec.block_size.clamp(4096, 1 << 20))
+            )
+        } else {
+            "writes of 1 MiB through the job's own descriptor, synced: /proc/self/fd was not \
+             there to reopen the file buffered, as fio writes it"
+                .to_string()
+        };
         p.method = "written".into();
         p.detail = format!(
-            "{} of real, incompressible data written before the job (unmeasured, buffered \
-             writes of {}, synced, then dropped from the page cache){}",
+            "{} of real, incompressible data written before the job (unmeasured, {how}){}",
             format_size(whole),
-            format_size(spec.block_size.clamp(4096, 1 << 20)),
             if spec.pattern.reads() {
                 ", as fio lays out a file for a job that reads"
             } else {

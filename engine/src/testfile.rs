@@ -569,7 +569,8 @@ pub fn lay_out(
 ///
 /// The writes go through a second descriptor on the same inode, opened through
 /// `/proc/self/fd` (never the name, which could have been swapped) and checked to be the same
-/// file. Without `/proc` this falls back to [`lay_out`].
+/// file. Without `/proc` this falls back to [`lay_out`]. Returns whether the writes were
+/// buffered (false: the fallback).
 pub fn lay_out_buffered(
     opened: &OpenedFile,
     to: u64,
@@ -577,7 +578,7 @@ pub fn lay_out_buffered(
     align: &DirectIoAlignment,
     size_option: &str,
     progress: &mut dyn FnMut(u64),
-) -> Result<()> {
+) -> Result<bool> {
     use std::os::fd::AsRawFd;
     let fd = opened.file.as_raw_fd();
     let buffered = OpenOptions::new()
@@ -590,7 +591,7 @@ pub fn lay_out_buffered(
     };
     let file = match buffered {
         Ok(f) if same_inode(&f) => f,
-        _ => return lay_out(opened, 0, to, align, size_option, progress),
+        _ => return lay_out(opened, 0, to, align, size_option, progress).map(|()| false),
     };
     // fio writes `max_bs[DDIR_WRITE]` at a time; at least 4 KiB, at most 1 MiB here (the size
     // of a write to the page cache changes nothing the disk sees).
@@ -628,7 +629,7 @@ pub fn lay_out_buffered(
         .with_context(|| format!("cannot sync the test file {}", opened.path.display()))?;
     // SAFETY: plain advice on our open descriptor; no memory is passed.
     unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
-    Ok(())
+    Ok(true)
 }
 
 #[cfg(test)]
