@@ -564,8 +564,8 @@ pub fn lay_out(
 /// on virtio), fio's own 4 KiB 75/25 random mix at depth 64 on one 1 GiB file: 65-81k IOPS
 /// when the file had been written buffered (fio's layout, `dd` with 4 KiB or 1 MiB), 87-102k
 /// when written with O_DIRECT 1 MiB writes, and the same either way for both tools on one
-/// file. Reads through the page cache leave nothing behind it: the job's O_DIRECT reads start
-/// cold, as fio's do.
+/// file. The pages written are dropped once synced, so the job's O_DIRECT reads start cold, as
+/// fio's do.
 ///
 /// The writes go through a second descriptor on the same inode, opened through
 /// `/proc/self/fd` (never the name, which could have been swapped) and checked to be the same
