@@ -280,7 +280,7 @@ pub fn prepare_column_files(
         if spec.pattern.reads() {
             // No allocation first: the harness's prep job runs with --fallocate=none, so the
             // writes allocate the blocks as they extend the file.
-            testfile::lay_out(&file, 0, whole(*size), align, "--size", &mut |done| {
+            testfile::lay_out(&file, whole(*size), align, "--size", &mut |done| {
                 progress(&Progress::Layout {
                     name: &spec.name,
                     done_bytes: done_before + done,

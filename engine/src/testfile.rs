@@ -511,46 +511,74 @@ pub fn check_free_space(files: &[(PathBuf, u64)], size_option: &str) -> Result<(
     Ok(())
 }
 
-/// Write incompressible data into `file` from `from` to `to` (unmeasured), so reads never hit
-/// sparse or unwritten blocks. `progress` gets the bytes written so far. Stops on Ctrl-C.
+/// Write incompressible data into `file` from its start to `to` with O_DIRECT-sized writes
+/// (unmeasured), so reads never hit sparse or unwritten blocks. `progress` gets the bytes
+/// written so far. Stops on Ctrl-C.
 pub fn lay_out(
     opened: &OpenedFile,
-    from: u64,
     to: u64,
     align: &DirectIoAlignment,
     size_option: &str,
     progress: &mut dyn FnMut(u64),
 ) -> Result<()> {
-    const CHUNK: u64 = 1 << 20;
-    let mut rng = FastRng::for_stream(None, 0x1a70);
-    let mut buf = AlignedBuf::new(CHUNK as usize, align.memory.max(4096) as usize, &mut rng);
-    let mut off = from;
-    while off < to {
-        if crate::cancel::requested() {
-            return Err(crate::error::interrupted());
-        }
-        // The last chunk may be shorter; keep it a multiple of the alignment for O_DIRECT.
-        let len = (to - off).min(CHUNK) as usize;
-        buf.refresh(&mut rng);
-        if let Err(e) = opened.file.write_all_at(&buf.as_slice()[..len], off) {
-            let errno = e.raw_os_error().unwrap_or(0);
-            if is_no_space(errno) {
-                return Err(no_space_error(&opened.path, errno, to, size_option));
-            }
-            if e.kind() == io::ErrorKind::Interrupted && crate::cancel::requested() {
-                return Err(crate::error::interrupted());
-            }
-            return Err(e).with_context(|| {
-                format!("cannot lay out the test file {}", opened.path.display())
-            });
-        }
-        off += len as u64;
-        progress(off - from);
-    }
+    let buf_align = align.memory.max(4096) as usize;
+    // 1 MiB at a time, a multiple of any O_DIRECT alignment; the last write may be shorter.
+    write_data(
+        &opened.file,
+        &opened.path,
+        to,
+        1 << 20,
+        buf_align,
+        size_option,
+        progress,
+    )?;
     opened
         .file
         .sync_data()
         .with_context(|| format!("cannot sync the test file {}", opened.path.display()))?;
+    Ok(())
+}
+
+/// Write fresh incompressible data through `file` from its start to `to`, `chunk` bytes per
+/// write from a buffer aligned to `buf_align`, stopping on Ctrl-C; `progress` gets the bytes
+/// written so far, about once a MiB and at the end. Errors name `path`, the file's name.
+fn write_data(
+    file: &File,
+    path: &Path,
+    to: u64,
+    chunk: u64,
+    buf_align: usize,
+    size_option: &str,
+    progress: &mut dyn FnMut(u64),
+) -> Result<()> {
+    let mut rng = FastRng::for_stream(None, 0x1a70);
+    let mut buf = AlignedBuf::new(chunk as usize, buf_align, &mut rng);
+    let mut off = 0;
+    let mut reported = 0;
+    while off < to {
+        if crate::cancel::requested() {
+            return Err(crate::error::interrupted());
+        }
+        let len = (to - off).min(chunk) as usize;
+        buf.refresh(&mut rng);
+        if let Err(e) = file.write_all_at(&buf.as_slice()[..len], off) {
+            let errno = e.raw_os_error().unwrap_or(0);
+            if is_no_space(errno) {
+                return Err(no_space_error(path, errno, to, size_option));
+            }
+            if e.kind() == io::ErrorKind::Interrupted && crate::cancel::requested() {
+                return Err(crate::error::interrupted());
+            }
+            return Err(e)
+                .with_context(|| format!("cannot lay out the test file {}", path.display()));
+        }
+        off += len as u64;
+        // About once a MiB: a call per 4 KiB write would cost more than the write.
+        if off - reported >= 1 << 20 || off == to {
+            reported = off;
+            progress(off);
+        }
+    }
     Ok(())
 }
 
@@ -591,40 +619,12 @@ pub fn lay_out_buffered(
     };
     let file = match buffered {
         Ok(f) if same_inode(&f) => f,
-        _ => return lay_out(opened, 0, to, align, size_option, progress).map(|()| false),
+        _ => return lay_out(opened, to, align, size_option, progress).map(|()| false),
     };
     // fio writes `max_bs[DDIR_WRITE]` at a time; at least 4 KiB, at most 1 MiB here (the size
     // of a write to the page cache changes nothing the disk sees).
     let chunk = block_size.clamp(4096, 1 << 20);
-    let mut rng = FastRng::for_stream(None, 0x1a70);
-    let mut buf = AlignedBuf::new(chunk as usize, 4096, &mut rng);
-    let mut off = 0;
-    let mut reported = 0;
-    while off < to {
-        if crate::cancel::requested() {
-            return Err(crate::error::interrupted());
-        }
-        let len = (to - off).min(chunk) as usize;
-        buf.refresh(&mut rng);
-        if let Err(e) = file.write_all_at(&buf.as_slice()[..len], off) {
-            let errno = e.raw_os_error().unwrap_or(0);
-            if is_no_space(errno) {
-                return Err(no_space_error(&opened.path, errno, to, size_option));
-            }
-            if e.kind() == io::ErrorKind::Interrupted && crate::cancel::requested() {
-                return Err(crate::error::interrupted());
-            }
-            return Err(e).with_context(|| {
-                format!("cannot lay out the test file {}", opened.path.display())
-            });
-        }
-        off += len as u64;
-        // About once a MiB: a call per 4 KiB write would cost more than the write.
-        if off - reported >= 1 << 20 || off == to {
-            reported = off;
-            progress(off);
-        }
-    }
+    write_data(&file, &opened.path, to, chunk, 4096, size_option, progress)?;
     file.sync_all()
         .with_context(|| format!("cannot sync the test file {}", opened.path.display()))?;
     // SAFETY: plain advice on our open descriptor; no memory is passed.
