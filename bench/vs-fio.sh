@@ -30,9 +30,17 @@
 #                    pread loop (bench/bare_pread.c), rotated.
 #
 # usage: bench/vs-fio.sh [suite|fio|prep|qd1] [--dir DIR] [--runtime S] [--pairs N] [--size SIZE]
-#                        [--only COLUMNS|LINES] [--bin PATH]
+#                        [--only COLUMNS|LINES] [--settle S] [--fio-vs-fio] [--bin PATH]
 #   --only: suite mode, column ids; fio mode, line ids (write, randwrite-fdatasync, randrw,
 #   read, randread-2x16-libaio, randread-2x16-psync).
+#   --fio-vs-fio: the engine's slot runs fio too, the same way (suite and fio modes): an A/A
+#   run, whose ratios show how far this machine moves a figure between two runs of one tool.
+#   A tolerance tighter than that spread cannot be checked here with this many pairs.
+#   --settle S: wait S seconds before every run of either tool (suite and fio modes; default
+#   0). For memory on a VM that hands freed memory back to its host (virtio-balloon free page
+#   reporting): a write column there runs at the speed of the host's page faults unless the
+#   previous run freed its memory a moment ago, so back-to-back runs compare the order, not
+#   the tools. 10 s lets the guest hand all of it back before either tool starts.
 # needs: fio, jq, cc (qd1); builds the release binary unless --bin is given.
 # The load average is printed with every pair: on a busy machine say so beside the figures.
 set -euo pipefail
@@ -45,9 +53,11 @@ ramp=2 # the public harness's ramp, and the suite's default
 pairs=3
 size=1g
 only=
+settle=0
+aa=0
 bin=
 
-usage() { sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
     case $1 in
         --dir) dir=$2; shift 2 ;;
@@ -55,12 +65,15 @@ while [ $# -gt 0 ]; do
         --pairs) pairs=$2; shift 2 ;;
         --size) size=$2; shift 2 ;;
         --only) only=$2; shift 2 ;;
+        --settle) settle=$2; shift 2 ;;
+        --fio-vs-fio) aa=1; shift ;;
         --bin) bin=$2; shift 2 ;;
         -h|--help) usage; exit 0 ;;
         *) echo "vs-fio.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
 done
 case $pairs in ''|*[!0-9]*|0) echo "vs-fio.sh: --pairs needs a whole number >= 1" >&2; exit 2 ;; esac
+case $settle in ''|*[!0-9]*) echo "vs-fio.sh: --settle needs a whole number of seconds >= 0" >&2; exit 2 ;; esac
 for tool in fio jq; do
     command -v "$tool" >/dev/null || { echo "vs-fio.sh: $tool is needed (apt-get install $tool)" >&2; exit 2; }
 done
@@ -79,6 +92,9 @@ trap 'exit 130' INT TERM
 # Median of the numbers on stdin (mean of the middle two for an even count).
 median() { sort -g | awk '{v[NR]=$1} END {if (NR==0) print "nan"; else if (NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
 load() { cut -d' ' -f1-3 /proc/loadavg; }
+# The left-hand tool's name in the tables: the engine, or fio itself in an A/A run.
+subject() { if [ "$aa" = 1 ]; then echo "fio (A/A)"; else echo "$1"; fi; }
+settle_before_run() { [ "$settle" -eq 0 ] || sleep "$settle"; }
 
 # The columns as fio options (CONTRACT section 1).
 column_opts() {
@@ -134,15 +150,19 @@ fio_harness_column() { # column
 suite_mode() {
     IFS=, read -r -a columns <<<"${only:-seq-read,seq-write,rand-read,rand-write,qd1-read,sync-write}"
     for col in "${columns[@]}"; do column_opts "$col" >/dev/null; : >"$work/ours.$col" ; : >"$work/fio.$col"; done
-    echo "suite columns vs fio (the harness's way) in $dir: ${runtime}s + ${ramp}s ramp, size $size per job file, $pairs alternating pairs per column" >&2
+    echo "suite columns vs fio (the harness's way) in $dir: ${runtime}s + ${ramp}s ramp, size $size per job file, $pairs alternating pairs per column, ${settle}s settle before each run" >&2
     for ((p = 1; p <= pairs; p++)); do
         order="fio ours"; [ $((p % 2)) -eq 0 ] && order="ours fio"
         echo "  pair $p: $order (load $(load))" >&2
         for col in "${columns[@]}"; do
             for who in $order; do
+                settle_before_run
                 if [ "$who" = fio ]; then
                     fio_harness_column "$col"
                     echo "$(fio_figures "$work/fio.json" "$(headline_of "$col")") $(load | cut -d' ' -f1)" >>"$work/fio.$col"
+                elif [ "$aa" = 1 ]; then
+                    fio_harness_column "$col"
+                    echo "$(fio_figures "$work/fio.json" "$(headline_of "$col")") fio - $(load | cut -d' ' -f1)" >>"$work/ours.$col"
                 else
                     rm -rf "$work/results"
                     "$bin" run --dir "$work" --size "$size" --runtime "$runtime" --ramp "$ramp" \
@@ -154,15 +174,16 @@ suite_mode() {
             done
         done
     done
-    printf '\n%s\n' "engine columns vs fio run the harness's way, $dir ($(findmnt -no FSTYPE -T "$dir" | head -1)), ${runtime}s + ${ramp}s ramp, size $size per job file, median of $pairs alternating pairs"
-    printf '%-11s %-6s %12s %12s %7s %11s %11s  %-9s %s\n' column unit engine fio ratio "cpu/io eng" "cpu/io fio" engine "file (engine)"
+    printf '\n%s\n' "$(subject "engine columns") vs fio run the harness's way, $dir ($(findmnt -no FSTYPE -T "$dir" | head -1)), ${runtime}s + ${ramp}s ramp, size $size per job file, median of $pairs alternating pairs, ${settle}s settle before each run"
+    printf '%-11s %-6s %12s %12s %7s %13s %11s %11s  %-9s %s\n' column unit engine fio ratio "pair ratios" "cpu/io eng" "cpu/io fio" engine "file (engine)"
     for col in "${columns[@]}"; do
         # ours: fig ios cpu used prep load | fio: fig ios cpu load
         paste -d' ' "$work/ours.$col" "$work/fio.$col" | awk '{
             print $1, $7, ($7 > 0 ? $1 / $7 : 0), ($2 > 0 ? $3 / $2 * 1e6 : 0), ($8 > 0 ? $9 / $8 * 1e6 : 0), $4, $5, $6, $10 }' >"$work/pairs.txt"
         m() { awk -v c="$1" '{print $c}' "$work/pairs.txt" | median; }
         unit=IOPS; [ "$(headline_of "$col")" = mib_s ] && unit=MiB/s
-        printf '%-11s %-6s %12.1f %12.1f %7.3f %9.2fus %9.2fus  %-9s %s\n' "$col" "$unit" "$(m 1)" "$(m 2)" "$(m 3)" "$(m 4)" "$(m 5)" \
+        range=$(awk '{print $3}' "$work/pairs.txt" | sort -g | sed -n '1p;$p' | paste -sd- | awk -F- '{printf "%.2f-%.2f", $1, $2}')
+        printf '%-11s %-6s %12.1f %12.1f %7.3f %13s %9.2fus %9.2fus  %-9s %s\n' "$col" "$unit" "$(m 1)" "$(m 2)" "$(m 3)" "$range" "$(m 4)" "$(m 5)" \
             "$(awk '{print $6}' "$work/pairs.txt" | sort -u | paste -sd/)" "$(awk '{print $7}' "$work/pairs.txt" | sort -u | paste -sd/)"
         awk -v c="$col" '{printf "    %s pair %d: engine %.1f  fio %.1f  ratio %.3f  (load %s / %s)\n", c, NR, $1, $2, $3, $8, $9}' "$work/pairs.txt" >&2
     done
@@ -210,7 +231,7 @@ fio_mode() {
     else
         tutorial_lines >"$work/lines"
     fi
-    printf '\n%s\n' "cargo diskbench fio vs fio, $dir ($(findmnt -no FSTYPE -T "$dir" | head -1)), ${runtime}s, size $size, median of $pairs alternating pairs (p99 and mean: issue to completion)"
+    printf '\n%s\n' "$(subject "cargo diskbench fio") vs fio, $dir ($(findmnt -no FSTYPE -T "$dir" | head -1)), ${runtime}s, size $size, median of $pairs alternating pairs (p99 and mean: issue to completion)"
     printf '%-22s %10s %10s %7s %10s %10s %7s %10s %10s %7s\n' line "IOPS eng" "IOPS fio" ratio "p99 eng" "p99 fio" ratio "mean eng" "mean fio" ratio
     while IFS='|' read -r id opts; do
         : >"$work/l.ours"; : >"$work/l.fio"
@@ -220,10 +241,11 @@ fio_mode() {
             order="fio ours"; [ $((p % 2)) -eq 0 ] && order="ours fio"
             for who in $order; do
                 rm -f "$f" # neither tool meets the other's file: each prepares its own, its way
-                if [ "$who" = fio ]; then
+                settle_before_run
+                if [ "$who" = fio ] || [ "$aa" = 1 ]; then
                     # shellcheck disable=SC2086
                     fio $opts $common --lat_percentiles=1 --output-format=json --output="$work/l.json" >/dev/null
-                    echo "$(fio_line_figures "$work/l.json") $(load | cut -d' ' -f1)" >>"$work/l.fio"
+                    echo "$(fio_line_figures "$work/l.json") $(load | cut -d' ' -f1)" >>"$work/l.$who"
                 else
                     # shellcheck disable=SC2086
                     "$bin" fio $opts $common --output-format=json --output="$work/l.json" 2>"$work/ours.err" \
