@@ -385,3 +385,48 @@ fn hyperv_disk_off_azure_stays_a_vm_disk() {
     );
     assert!(runner.provider.is_none());
 }
+
+#[test]
+fn memory_on_a_vm_that_hands_freed_pages_to_its_host_says_so() {
+    // virtio-vm has a balloon with VIRTIO_BALLOON_F_REPORTING (bit 5) as this project's CI VM
+    // reports it; tmpfs-zram has no balloon.
+    let note = "hands freed memory back to its host (virtio3";
+    let (_, shm) = detect("virtio-vm", "/dev/shm/bench");
+    assert_eq!(shm.class, StorageClass::Tmpfs);
+    assert!(has(&shm.notes, note), "{:?}", shm.notes);
+    let (_, disk) = detect("virtio-vm", "/home/ci/build");
+    assert!(
+        !has(&disk.notes, "hands freed memory"),
+        "a disk's writes do not wait on the balloon"
+    );
+    let (_, no_balloon) = detect("tmpfs-zram", "/dev/shm/bench");
+    assert!(!has(&no_balloon.notes, "hands freed memory"));
+
+    // The same balloon without the reporting bit says nothing.
+    let copy = tempfile::tempdir().unwrap();
+    let root = copy.path();
+    for f in ["proc/self/mountinfo", "proc/cpuinfo", "proc/meminfo"] {
+        let from = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/machine/virtio-vm")
+            .join(f);
+        std::fs::create_dir_all(root.join(f).parent().unwrap()).unwrap();
+        std::fs::copy(from, root.join(f)).unwrap();
+    }
+    let balloon = root.join("sys/bus/virtio/drivers/virtio_balloon/virtio3");
+    std::fs::create_dir_all(&balloon).unwrap();
+    std::fs::write(
+        balloon.join("features"),
+        "0110000000000000000000000000000010\n",
+    )
+    .unwrap();
+    let (_, s) = detect_in(&SysView::fixture(root), "/dev/shm/bench", None);
+    assert_eq!(s.class, StorageClass::Tmpfs);
+    assert!(!has(&s.notes, "hands freed memory"), "{:?}", s.notes);
+    std::fs::write(
+        balloon.join("features"),
+        "0110010000000000000000000000000010\n",
+    )
+    .unwrap();
+    let (_, s) = detect_in(&SysView::fixture(root), "/dev/shm/bench", None);
+    assert!(has(&s.notes, note), "{:?}", s.notes);
+}
