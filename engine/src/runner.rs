@@ -296,6 +296,24 @@ fn choose_engine(
     Ok((BackendKind::Psync, Some(reason), None))
 }
 
+/// Why a writing job's figure can sit above fio's where its jobs outnumber the CPUs.
+///
+/// The engine runs its jobs as threads; fio (and the harness behind the published figures)
+/// runs them as processes unless told `--thread`, and switching between processes costs more.
+/// Measured on a 2-vCPU VM (2026-12-01, 8 rotated rounds, 4 x 32 random writes into new files
+/// on ext4): engine 75.6k IOPS, fio `--thread` 79.7k, fio as processes 63.7k (medians).
+fn threads_not_processes_note(spec: &JobSpec, cpus: u32) -> Option<String> {
+    (spec.numjobs > cpus && spec.pattern.writes()).then(|| {
+        format!(
+            "{} jobs on {cpus} CPUs: the engine runs them as threads, fio (unless --thread) and \
+             the harness behind published figures as processes, which cost more to switch \
+             between; on a 2-vCPU VM that alone put 4 x 32 random writes 1.19x above fio's \
+             (against fio --thread: 0.95x)",
+            spec.numjobs
+        )
+    })
+}
+
 /// Whether the file lives on tmpfs or ramfs (statfs magic numbers from linux/magic.h).
 fn is_memory_backed(file: &std::fs::File) -> bool {
     use std::os::fd::AsRawFd;
@@ -333,6 +351,8 @@ pub fn execute(
             spec.iodepth
         ));
     }
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+    notes.extend(threads_not_processes_note(spec, cpus));
     let (ramp, runtime) = match spec.termination {
         Termination::Time { runtime, ramp } => (ramp, Some(runtime)),
         Termination::Size { runtime_cap } => (Duration::ZERO, runtime_cap),
@@ -938,6 +958,24 @@ mod tests {
             engine: EngineChoice::Psync,
             seed: Some(1),
         }
+    }
+
+    #[test]
+    fn writing_jobs_that_outnumber_the_cpus_say_fio_would_run_them_as_processes() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = spec(dir.path());
+        s.numjobs = 4;
+        let note = threads_not_processes_note(&s, 2).expect("4 writing jobs on 2 CPUs");
+        assert!(note.starts_with("4 jobs on 2 CPUs"), "{note}");
+        assert_eq!(threads_not_processes_note(&s, 4), None, "one CPU per job");
+        s.pattern = Pattern::RandRead;
+        assert_eq!(
+            threads_not_processes_note(&s, 2),
+            None,
+            "reads agreed with fio"
+        );
+        s.pattern = Pattern::Write;
+        assert!(threads_not_processes_note(&s, 2).is_some());
     }
 
     #[test]
