@@ -30,12 +30,15 @@
 #                    pread loop (bench/bare_pread.c), rotated.
 #
 # usage: bench/vs-fio.sh [suite|fio|prep|qd1] [--dir DIR] [--runtime S] [--pairs N] [--size SIZE]
-#                        [--only COLUMNS|LINES] [--settle S] [--fio-vs-fio] [--bin PATH]
+#                        [--only COLUMNS|LINES] [--settle S] [--fio-vs-fio] [--fio-extra OPTS]
+#                        [--bin PATH]
 #   --only: suite mode, column ids; fio mode, line ids (write, randwrite-fdatasync, randrw,
 #   read, randread-2x16-libaio, randread-2x16-psync).
 #   --fio-vs-fio: the engine's slot runs fio too, the same way (suite and fio modes): an A/A
 #   run, whose ratios show how far this machine moves a figure between two runs of one tool.
 #   A tolerance tighter than that spread cannot be checked here with this many pairs.
+#   --fio-extra OPTS: more options for fio's measured runs (suite and fio modes), e.g.
+#   --fio-extra --thread to run fio's jobs as threads, as the engine runs its own.
 #   --settle S: wait S seconds before every run of either tool (suite and fio modes; default
 #   0). For memory on a VM that hands freed memory back to its host (virtio-balloon free page
 #   reporting): a write column there runs at the speed of the host's page faults unless the
@@ -55,6 +58,7 @@ size=1g
 only=
 settle=0
 aa=0
+fio_extra=
 bin=
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
@@ -67,6 +71,7 @@ while [ $# -gt 0 ]; do
         --only) only=$2; shift 2 ;;
         --settle) settle=$2; shift 2 ;;
         --fio-vs-fio) aa=1; shift ;;
+        --fio-extra) fio_extra=$2; shift 2 ;;
         --bin) bin=$2; shift 2 ;;
         -h|--help) usage; exit 0 ;;
         *) echo "vs-fio.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
@@ -140,10 +145,10 @@ fio_harness_column() { # column
             --refill_buffers=1 --end_fsync=1 --filename_format="$col.\$jobnum" --output=/dev/null
         read_only=(--allow_file_create=0 --readonly)
     fi
-    # shellcheck disable=SC2046
+    # shellcheck disable=SC2046,SC2086 # options split into words on purpose
     fio --name="$col" --directory="$work/fio" --ioengine=libaio --direct=1 $(column_opts "$col") \
         --size="$size" --time_based --runtime="$runtime" --ramp_time="$ramp" --group_reporting=1 \
-        --filename_format="$col.\$jobnum" "${read_only[@]}" --output-format=json --output="$work/fio.json" >/dev/null
+        --filename_format="$col.\$jobnum" "${read_only[@]}" $fio_extra --output-format=json --output="$work/fio.json" >/dev/null
     rm -rf "$work/fio"
 }
 
@@ -174,7 +179,7 @@ suite_mode() {
             done
         done
     done
-    printf '\n%s\n' "$(subject "engine columns") vs fio run the harness's way, $dir ($(findmnt -no FSTYPE -T "$dir" | head -1)), ${runtime}s + ${ramp}s ramp, size $size per job file, median of $pairs alternating pairs, ${settle}s settle before each run"
+    printf '\n%s\n' "$(subject "engine columns") vs fio run the harness's way, $dir ($(findmnt -no FSTYPE -T "$dir" | head -1)), ${runtime}s + ${ramp}s ramp, size $size per job file, median of $pairs alternating pairs, ${settle}s settle before each run${fio_extra:+, fio given $fio_extra}"
     printf '%-11s %-6s %12s %12s %7s %13s %11s %11s  %-9s %s\n' column unit engine fio ratio "pair ratios" "cpu/io eng" "cpu/io fio" engine "file (engine)"
     for col in "${columns[@]}"; do
         # ours: fig ios cpu used prep load | fio: fig ios cpu load
@@ -231,7 +236,7 @@ fio_mode() {
     else
         tutorial_lines >"$work/lines"
     fi
-    printf '\n%s\n' "$(subject "cargo diskbench fio") vs fio, $dir ($(findmnt -no FSTYPE -T "$dir" | head -1)), ${runtime}s, size $size, median of $pairs alternating pairs (p99 and mean: issue to completion)"
+    printf '\n%s\n' "$(subject "cargo diskbench fio") vs fio, $dir ($(findmnt -no FSTYPE -T "$dir" | head -1)), ${runtime}s, size $size, median of $pairs alternating pairs (p99 and mean: issue to completion)${fio_extra:+, fio given $fio_extra}"
     printf '%-22s %10s %10s %7s %10s %10s %7s %10s %10s %7s\n' line "IOPS eng" "IOPS fio" ratio "p99 eng" "p99 fio" ratio "mean eng" "mean fio" ratio
     while IFS='|' read -r id opts; do
         : >"$work/l.ours"; : >"$work/l.fio"
@@ -244,7 +249,7 @@ fio_mode() {
                 settle_before_run
                 if [ "$who" = fio ] || [ "$aa" = 1 ]; then
                     # shellcheck disable=SC2086
-                    fio $opts $common --lat_percentiles=1 --output-format=json --output="$work/l.json" >/dev/null
+                    fio $opts $common --lat_percentiles=1 $fio_extra --output-format=json --output="$work/l.json" >/dev/null
                     echo "$(fio_line_figures "$work/l.json") $(load | cut -d' ' -f1)" >>"$work/l.$who"
                 else
                     # shellcheck disable=SC2086
