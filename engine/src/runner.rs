@@ -300,15 +300,16 @@ fn choose_engine(
 ///
 /// The engine runs its jobs as threads; fio (and the harness behind the published figures)
 /// runs them as processes unless told `--thread`, and switching between processes costs more.
-/// Measured on a 2-vCPU VM (2026-12-01, 8 rotated rounds, 4 x 32 random writes into new files
-/// on ext4): engine 75.6k IOPS, fio `--thread` 79.7k, fio as processes 63.7k (medians).
+/// Measured on a 2-vCPU VM (2026-12-02, 4 x 32 random writes into new files on ext4,
+/// `bench/vs-fio.sh --only rand-write --pairs 5`): engine / fio 1.191, and 1.050 with
+/// `--fio-extra --thread` (medians of the pair ratios).
 fn threads_not_processes_note(spec: &JobSpec, cpus: u32) -> Option<String> {
     (spec.numjobs > cpus && spec.pattern.writes()).then(|| {
         format!(
             "{} jobs on {cpus} CPUs: the engine runs them as threads, fio (unless --thread) and \
              the harness behind published figures as processes, which cost more to switch \
-             between; on a 2-vCPU VM that alone put 4 x 32 random writes 1.19x above fio's \
-             (against fio --thread: 0.95x)",
+             between; on a 2-vCPU VM that put 4 x 32 random writes 1.19x above fio's \
+             (against fio --thread: 1.05x)",
             spec.numjobs
         )
     })
