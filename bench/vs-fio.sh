@@ -187,7 +187,7 @@ suite_mode() {
             print $1, $7, ($7 > 0 ? $1 / $7 : 0), ($2 > 0 ? $3 / $2 * 1e6 : 0), ($8 > 0 ? $9 / $8 * 1e6 : 0), $4, $5, $6, $10 }' >"$work/pairs.txt"
         m() { awk -v c="$1" '{print $c}' "$work/pairs.txt" | median; }
         unit=IOPS; [ "$(headline_of "$col")" = mib_s ] && unit=MiB/s
-        range=$(awk '{print $3}' "$work/pairs.txt" | sort -g | sed -n '1p;$p' | paste -sd- | awk -F- '{printf "%.2f-%.2f", $1, $2}')
+        range=$(awk '{print $3}' "$work/pairs.txt" | sort -g | awk 'NR == 1 {lo = $1} {hi = $1} END {printf "%.2f-%.2f", lo, hi}')
         printf '%-11s %-6s %12.1f %12.1f %7.3f %13s %9.2fus %9.2fus  %-9s %s\n' "$col" "$unit" "$(m 1)" "$(m 2)" "$(m 3)" "$range" "$(m 4)" "$(m 5)" \
             "$(awk '{print $6}' "$work/pairs.txt" | sort -u | paste -sd/)" "$(awk '{print $7}' "$work/pairs.txt" | sort -u | paste -sd/)"
         awk -v c="$col" '{printf "    %s pair %d: engine %.1f  fio %.1f  ratio %.3f  (load %s / %s)\n", c, NR, $1, $2, $3, $8, $9}' "$work/pairs.txt" >&2

@@ -3,6 +3,13 @@
 
 use std::time::Duration;
 
+/// The CPUs the runtime says this process can use (affinity, cgroup quota); 1 if it cannot tell.
+pub fn available_cpus() -> u32 {
+    std::thread::available_parallelism()
+        .map(|n| n.get() as u32)
+        .unwrap_or(1)
+}
+
 /// CLOCK_MONOTONIC in nanoseconds: what `Instant::now` reads (the vDSO, no syscall), without
 /// the conversions, as the job loop reads it twice per I/O.
 #[inline]

@@ -159,7 +159,7 @@ fn prepare_file(
     let mut p = crate::fileprep::fresh_allocated(file, size, prep.fallocate)?;
     if lays_out {
         // From 0: the allocation above already gave the file its full length.
-        let buffered = testfile::lay_out_buffered(
+        let chunk = testfile::lay_out_buffered(
             file,
             whole,
             spec.block_size,
@@ -173,15 +173,14 @@ fn prepare_file(
                 })
             },
         )?;
-        let how = if buffered {
-            format!(
+        let how = match chunk {
+            Some(chunk) => format!(
                 "buffered writes of {}, synced, then dropped from the page cache",
-                format_size(spec.block_size.clamp(4096, 1 << 20))
-            )
-        } else {
-            "writes of 1 MiB through the job's own descriptor, synced: /proc/self/fd was not \
-             there to reopen the file buffered, as fio writes it"
-                .to_string()
+                format_size(chunk)
+            ),
+            None => "writes of 1 MiB through the job's own descriptor, synced: /proc/self/fd was \
+                     not there to reopen the file buffered, as fio writes it"
+                .to_string(),
         };
         p.method = "written".into();
         p.detail = format!(
@@ -352,8 +351,10 @@ pub fn execute(
             spec.iodepth
         ));
     }
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-    notes.extend(threads_not_processes_note(spec, cpus));
+    notes.extend(threads_not_processes_note(
+        spec,
+        crate::cpu::available_cpus(),
+    ));
     let (ramp, runtime) = match spec.termination {
         Termination::Time { runtime, ramp } => (ramp, Some(runtime)),
         Termination::Size { runtime_cap } => (Duration::ZERO, runtime_cap),

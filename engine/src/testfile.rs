@@ -597,8 +597,8 @@ fn write_data(
 ///
 /// The writes go through a second descriptor on the same inode, opened through
 /// `/proc/self/fd` (never the name, which could have been swapped) and checked to be the same
-/// file. Without `/proc` this falls back to [`lay_out`]. Returns whether the writes were
-/// buffered (false: the fallback).
+/// file. Without `/proc` this falls back to [`lay_out`]. Returns the size of each buffered
+/// write, or `None` where it fell back.
 pub fn lay_out_buffered(
     opened: &OpenedFile,
     to: u64,
@@ -606,7 +606,7 @@ pub fn lay_out_buffered(
     align: &DirectIoAlignment,
     size_option: &str,
     progress: &mut dyn FnMut(u64),
-) -> Result<bool> {
+) -> Result<Option<u64>> {
     use std::os::fd::AsRawFd;
     let fd = opened.file.as_raw_fd();
     let buffered = OpenOptions::new()
@@ -619,7 +619,7 @@ pub fn lay_out_buffered(
     };
     let file = match buffered {
         Ok(f) if same_inode(&f) => f,
-        _ => return lay_out(opened, to, align, size_option, progress).map(|()| false),
+        _ => return lay_out(opened, to, align, size_option, progress).map(|()| None),
     };
     // fio writes `max_bs[DDIR_WRITE]` at a time; at least 4 KiB, at most 1 MiB here (the size
     // of a write to the page cache changes nothing the disk sees).
@@ -629,7 +629,7 @@ pub fn lay_out_buffered(
         .with_context(|| format!("cannot sync the test file {}", opened.path.display()))?;
     // SAFETY: plain advice on our open descriptor; no memory is passed.
     unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
-    Ok(true)
+    Ok(Some(chunk))
 }
 
 #[cfg(test)]

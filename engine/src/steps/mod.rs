@@ -263,7 +263,7 @@ pub fn run_steps_with(
         project: &project,
         disk: DiskFigures::from_columns(columns),
         columns,
-        vcpus: opts.vcpus.unwrap_or_else(available_cpus),
+        vcpus: opts.vcpus.unwrap_or_else(crate::cpu::available_cpus),
         env: RefCell::new(RunEnv::default()),
     };
     let mut results = Vec::new();
@@ -327,13 +327,7 @@ pub fn is_builtin(id: &str) -> bool {
 
 /// A short fixed compute probe.
 pub fn cpu_reference() -> CpuReference {
-    cpu_probe::measure(available_cpus())
-}
-
-fn available_cpus() -> u32 {
-    std::thread::available_parallelism()
-        .map(|n| n.get() as u32)
-        .unwrap_or(1)
+    cpu_probe::measure(crate::cpu::available_cpus())
 }
 
 struct RunContext<'a> {
