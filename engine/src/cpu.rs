@@ -39,6 +39,11 @@ impl CpuTime {
         rusage(libc::RUSAGE_SELF)
     }
 
+    /// CPU time of the child processes that ended and were waited for, so far.
+    pub fn children() -> CpuTime {
+        rusage(libc::RUSAGE_CHILDREN)
+    }
+
     pub fn since(self, earlier: CpuTime) -> CpuTime {
         CpuTime {
             user: self.user.saturating_sub(earlier.user),

@@ -61,7 +61,11 @@ const OPTIONS: &[OptionDef] = &[
     },
     opt("bs", Takes::Value, "block size, e.g. 4k, 1m (k = 1024)"),
     opt("size", Takes::Value, "bytes each job works over, e.g. 1G"),
-    opt("numjobs", Takes::Value, "number of jobs (threads)"),
+    opt(
+        "numjobs",
+        Takes::Value,
+        "number of jobs (processes; threads with --thread)",
+    ),
     opt(
         "iodepth",
         Takes::Value,
@@ -138,7 +142,7 @@ const OPTIONS: &[OptionDef] = &[
     opt(
         "thread",
         Takes::Flag,
-        "accepted, no effect: jobs are always threads",
+        "run the jobs as threads of one process (default: a process per job, as fio)",
     ),
     opt("output-format", Takes::Value, "normal or json (the record)"),
     opt(
@@ -699,7 +703,7 @@ pub fn parse(args: &[String]) -> Result<FioInvocation> {
         );
     }
     flag(&given, "group_reporting")?; // always one group; validate the value only
-    flag(&given, "thread")?; // jobs are always threads
+    let thread = flag(&given, "thread")?.unwrap_or(false);
 
     let output_format = match value(&given, "output-format") {
         None => OutputFormat::Normal,
@@ -750,6 +754,7 @@ pub fn parse(args: &[String]) -> Result<FioInvocation> {
         sync,
         engine,
         seed,
+        thread,
     };
     Ok(FioInvocation {
         job,
@@ -929,6 +934,10 @@ mod tests {
             }
         );
         assert!(!inv.filename_given);
+        assert!(!j.thread, "a process per job, fio's default");
+        let with_thread = parse_line("--name=t --size=1m --numjobs=4 --thread").unwrap();
+        assert!(with_thread.job.thread, "--thread: the jobs as threads");
+        assert!(parse_line("--name=t --size=1m --thread=0").is_ok_and(|i| !i.job.thread));
     }
 
     #[test]

@@ -124,6 +124,9 @@ pub struct JobSpec {
     pub engine: EngineChoice,
     /// Fixed random offsets; None: different offsets every run.
     pub seed: Option<u64>,
+    /// Run the jobs as threads of this process (fio's `--thread`); false: each job in a
+    /// process of its own, as fio and the published harness run them.
+    pub thread: bool,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -469,6 +472,7 @@ mod tests {
             sync: SyncMode::None,
             engine: EngineChoice::Auto,
             seed: None,
+            thread: false,
         }
     }
 

@@ -51,6 +51,8 @@ pub mod backend;
 pub mod cpu;
 #[cfg(feature = "measure")]
 pub mod hist;
+#[cfg(feature = "measure")]
+mod job_process;
 pub mod prng;
 #[cfg(feature = "measure")]
 pub mod runner;

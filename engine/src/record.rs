@@ -425,6 +425,10 @@ pub struct EngineUsed {
     pub fallback: Option<String>,
     /// Whether O_DIRECT was really in effect.
     pub direct: bool,
+    /// How the jobs ran: "processes" (fio's default, the published harness's) or "threads"
+    /// (fio's `--thread`). Absent in older records and imported rows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jobs_as: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]

@@ -295,20 +295,18 @@ fn choose_engine(
     Ok((BackendKind::Psync, Some(reason), None))
 }
 
-/// Why a writing job's figure can sit above fio's where its jobs outnumber the CPUs.
-///
-/// The engine runs its jobs as threads; fio (and the harness behind the published figures)
-/// runs them as processes unless told `--thread`, and switching between processes costs more.
+/// Why a writing job's figure can sit above a published one where its jobs ran as threads
+/// and outnumber the CPUs: fio (and the harness behind the published figures) runs its jobs
+/// as processes unless told `--thread`, and switching between processes costs more.
 /// Measured on a 2-vCPU VM (2026-12-02, 4 x 32 random writes into new files on ext4,
-/// `bench/vs-fio.sh --only rand-write --pairs 5`): engine / fio 1.191, and 1.050 with
-/// `--fio-extra --thread` (medians of the pair ratios).
+/// `bench/vs-fio.sh --only rand-write --pairs 5`): engine as threads / fio 1.191, and 1.050
+/// with `--fio-extra --thread` (medians of the pair ratios).
 fn threads_not_processes_note(spec: &JobSpec, cpus: u32) -> Option<String> {
     (spec.numjobs > cpus && spec.pattern.writes()).then(|| {
         format!(
-            "{} jobs on {cpus} CPUs: the engine runs them as threads, fio (unless --thread) and \
-             the harness behind published figures as processes, which cost more to switch \
-             between; on a 2-vCPU VM that put 4 x 32 random writes 1.19x above fio's \
-             (against fio --thread: 1.05x)",
+            "{} jobs on {cpus} CPUs ran as threads; fio's default and the harness behind \
+             published figures run them as processes, which cost more to switch between: on \
+             a 2-vCPU VM, threads put 4 x 32 random writes 1.19x above fio's processes",
             spec.numjobs
         )
     })
@@ -351,10 +349,6 @@ pub fn execute(
             spec.iodepth
         ));
     }
-    notes.extend(threads_not_processes_note(
-        spec,
-        crate::cpu::available_cpus(),
-    ));
     let (ramp, runtime) = match spec.termination {
         Termination::Time { runtime, ramp } => (ramp, Some(runtime)),
         Termination::Size { runtime_cap } => (Duration::ZERO, runtime_cap),
@@ -380,49 +374,56 @@ pub fn execute(
         size_based: matches!(spec.termination, Termination::Size { .. }),
         mem_align: align.memory.max(4096) as usize,
         abort: &abort,
-        barrier: &barrier,
+        gate: Gate::Barrier(&barrier),
         start: &start,
     };
+    let job_files: Vec<&OpenedFile> = (0..spec.numjobs as usize)
+        .map(|i| match spec.layout {
+            Layout::FilePerJob { .. } => &files[i],
+            Layout::SharedFile { .. } => &files[0],
+        })
+        .collect();
+    let mut tick = |started: Option<u64>| {
+        let elapsed = started
+            .map(|s| Duration::from_nanos(mono_ns().saturating_sub(s)))
+            .unwrap_or_default();
+        progress(&Progress::Tick {
+            name: &spec.name,
+            elapsed_s: elapsed.as_secs_f64(),
+            measuring: elapsed >= ramp,
+        });
+    };
     let cpu_before = CpuTime::process();
-    let outcomes: Vec<Result<WorkerStats, WorkerError>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..spec.numjobs)
-            .map(|i| {
-                let file = match spec.layout {
-                    Layout::FilePerJob { .. } => &files[i as usize],
-                    Layout::SharedFile { .. } => &files[0],
-                };
-                let plan = &plan;
-                std::thread::Builder::new()
-                    .name(format!("{}-{i}", spec.name))
-                    .spawn_scoped(scope, move || {
-                        let r = run_worker(plan, i, file);
-                        if r.is_err() {
-                            plan.abort.store(true, Ordering::Relaxed);
-                        }
-                        r
-                    })
-                    .expect("cannot start a job thread")
-            })
-            .collect();
-        while !handles.iter().all(|h| h.is_finished()) {
-            std::thread::sleep(Duration::from_millis(50));
-            let elapsed = start
-                .get()
-                .map(|&s: &u64| Duration::from_nanos(mono_ns().saturating_sub(s)))
-                .unwrap_or_default();
-            progress(&Progress::Tick {
-                name: &spec.name,
-                elapsed_s: elapsed.as_secs_f64(),
-                measuring: elapsed >= ramp,
-            });
+    let children_before = CpuTime::children();
+    let mut jobs_as = if spec.thread { "threads" } else { "processes" };
+    let mut outcomes = None;
+    if !spec.thread {
+        match crate::job_process::run_jobs(&plan, &job_files, &mut tick) {
+            Ok(o) => outcomes = Some(o),
+            Err(e) => {
+                jobs_as = "threads";
+                notes.push(format!(
+                    "jobs could not run as processes (fork: {} ({e})); they ran as threads, \
+                     which fio runs with --thread",
+                    errno_name(e.raw_os_error().unwrap_or(0))
+                ));
+            }
         }
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("a job thread panicked"))
-            .collect()
-    });
-
-    let whole_run_cpu = CpuTime::process().since(cpu_before);
+    }
+    let outcomes = match outcomes {
+        Some(o) => o,
+        None => run_threads(&plan, &job_files, &start, &mut tick),
+    };
+    if jobs_as == "threads" {
+        notes.extend(threads_not_processes_note(
+            spec,
+            crate::cpu::available_cpus(),
+        ));
+    }
+    let mut whole_run_cpu = CpuTime::process().since(cpu_before);
+    if jobs_as == "processes" {
+        whole_run_cpu = whole_run_cpu.plus(CpuTime::children().since(children_before));
+    }
     if crate::cancel::requested() {
         return Err(crate::error::interrupted());
     }
@@ -439,6 +440,16 @@ pub fn execute(
     if let Some(e) = first_error {
         return Err(e.into_error(spec));
     }
+    if stats.len() < spec.numjobs as usize {
+        // Every failure above is named; a job that stopped without one must not pass for a
+        // figure.
+        return Err(anyhow::anyhow!(
+            "{}: {} of {} jobs stopped early without an error; no figure was kept",
+            spec.name,
+            spec.numjobs as usize - stats.len(),
+            spec.numjobs
+        ));
+    }
     for s in &stats {
         if let Some(n) = &s.note
             && !notes.contains(n)
@@ -446,27 +457,62 @@ pub fn execute(
             notes.push(n.clone());
         }
     }
-    let used = backend.as_str();
+    let engine = EngineUsed {
+        used: backend.as_str().into(),
+        fallback,
+        direct: files.iter().all(|f| f.direct),
+        jobs_as: Some(jobs_as.into()),
+    };
     Ok(summarise(
         spec,
         plan.size_based,
         whole_run_cpu,
-        used,
-        fallback,
-        files,
+        engine,
         notes,
         &stats,
     ))
 }
 
-#[allow(clippy::too_many_arguments)]
+/// Run each job on a thread of this process (fio's `--thread`).
+fn run_threads(
+    plan: &Plan<'_>,
+    job_files: &[&OpenedFile],
+    start: &OnceLock<u64>,
+    tick: &mut dyn FnMut(Option<u64>),
+) -> Vec<Result<WorkerStats, WorkerError>> {
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = job_files
+            .iter()
+            .enumerate()
+            .map(|(i, &file)| {
+                std::thread::Builder::new()
+                    .name(format!("{}-{i}", plan.spec.name))
+                    .spawn_scoped(scope, move || {
+                        let r = run_worker(plan, i as u32, file);
+                        if r.is_err() {
+                            plan.abort.store(true, Ordering::Relaxed);
+                        }
+                        r
+                    })
+                    .expect("cannot start a job thread")
+            })
+            .collect();
+        while !handles.iter().all(|h| h.is_finished()) {
+            std::thread::sleep(Duration::from_millis(50));
+            tick(start.get().copied());
+        }
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a job thread panicked"))
+            .collect()
+    })
+}
+
 fn summarise(
     spec: &JobSpec,
     size_based: bool,
     whole_run_cpu: CpuTime,
-    used: &str,
-    fallback: Option<String>,
-    files: &[OpenedFile],
+    engine: EngineUsed,
     notes: Vec<String>,
     stats: &[WorkerStats],
 ) -> TestResult {
@@ -477,10 +523,15 @@ fn summarise(
         .unwrap_or_default()
         .as_secs_f64()
         .max(1e-9);
-    // Time-based jobs share one window: the first worker's process-wide reading covers all.
+    // Time-based jobs share one window: as threads, the first worker's process-wide reading
+    // covers all; as processes, each reading is its own process's and they add up.
     // Size-based jobs end at different times: the whole run's reading is the honest one.
     let cpu = if size_based {
         whole_run_cpu
+    } else if engine.jobs_as.as_deref() == Some("processes") {
+        stats
+            .iter()
+            .fold(CpuTime::default(), |sum, s| sum.plus(s.cpu))
     } else {
         stats.first().map(|s| s.cpu).unwrap_or_default()
     };
@@ -513,11 +564,7 @@ fn summarise(
     TestResult {
         id: spec.name.clone(),
         job: spec.summary(),
-        engine: EngineUsed {
-            used: used.into(),
-            fallback,
-            direct: files.iter().all(|f| f.direct),
-        },
+        engine,
         elapsed_s: elapsed,
         read: spec.pattern.reads().then(|| direction(READ)),
         write: spec.pattern.writes().then(|| direction(WRITE)),
@@ -535,9 +582,22 @@ fn summarise(
 const READ: usize = 0;
 const WRITE: usize = 1;
 
+/// How the jobs of a job start together.
+#[derive(Clone, Copy)]
+pub(crate) enum Gate<'a> {
+    /// Jobs as threads of this process.
+    Barrier(&'a Barrier),
+    /// Jobs as processes: say "ready" on one pipe, wait for the start time on the other.
+    Pipes {
+        ready: std::os::fd::RawFd,
+        go: std::os::fd::RawFd,
+    },
+}
+
 /// What every worker of a job shares.
-struct Plan<'a> {
-    spec: &'a JobSpec,
+#[derive(Clone, Copy)]
+pub(crate) struct Plan<'a> {
+    pub(crate) spec: &'a JobSpec,
     depth: u32,
     backend: BackendKind,
     ramp: Duration,
@@ -545,29 +605,41 @@ struct Plan<'a> {
     runtime: Option<Duration>,
     size_based: bool,
     mem_align: usize,
-    abort: &'a AtomicBool,
-    barrier: &'a Barrier,
+    pub(crate) abort: &'a AtomicBool,
+    pub(crate) gate: Gate<'a>,
     /// CLOCK_MONOTONIC nanoseconds when the first job started.
     start: &'a OnceLock<u64>,
 }
 
-/// What one worker measured.
-struct WorkerStats {
-    hist: [LatencyHist; 2],
-    /// The syncs alone, where the backend times them (psync).
-    sync_hist: LatencyHist,
-    ios: [u64; 2],
-    bytes: [u64; 2],
-    /// CPU time of the whole process (every job thread and io_uring's worker threads) over
-    /// this worker's measured window. Jobs share the window, so any one worker's view will do.
-    cpu: CpuTime,
-    /// The measured window.
-    window: Duration,
-    /// Something the record should say about this worker's backend.
-    note: Option<String>,
+impl<'a> Plan<'a> {
+    /// The same plan, started and stopped another way (a job process's copy).
+    pub(crate) fn with_gate(self, gate: Gate<'a>, abort: &'a AtomicBool) -> Plan<'a> {
+        Plan {
+            gate,
+            abort,
+            ..self
+        }
+    }
 }
 
-enum WorkerError {
+/// What one worker measured.
+pub(crate) struct WorkerStats {
+    pub(crate) hist: [LatencyHist; 2],
+    /// The syncs alone, where the backend times them (psync).
+    pub(crate) sync_hist: LatencyHist,
+    pub(crate) ios: [u64; 2],
+    pub(crate) bytes: [u64; 2],
+    /// CPU time of the whole process (every job thread and io_uring's worker threads) over
+    /// this worker's measured window. Threads share the window, so any one worker's view will
+    /// do; a job process's view is its own.
+    pub(crate) cpu: CpuTime,
+    /// The measured window.
+    pub(crate) window: Duration,
+    /// Something the record should say about this worker's backend.
+    pub(crate) note: Option<String>,
+}
+
+pub(crate) enum WorkerError {
     /// An I/O failed: errno, what, where.
     Io {
         errno: i32,
@@ -635,7 +707,11 @@ impl WorkerError {
     }
 }
 
-fn run_worker(plan: &Plan<'_>, index: u32, file: &OpenedFile) -> Result<WorkerStats, WorkerError> {
+pub(crate) fn run_worker(
+    plan: &Plan<'_>,
+    index: u32,
+    file: &OpenedFile,
+) -> Result<WorkerStats, WorkerError> {
     // A private copy of the descriptor table, as fio's job processes have: with a table
     // shared by several threads, every pread/pwrite pays an atomic reference count on the
     // file (the kernel's fdget fast path needs an unshared table). The copy holds the same
@@ -704,7 +780,18 @@ fn run_on<B: Backend>(
     setup: std::io::Result<(B, Option<String>)>,
     failed: impl FnOnce(&std::io::Error) -> String,
 ) -> Result<WorkerStats, WorkerError> {
-    plan.barrier.wait();
+    match plan.gate {
+        Gate::Barrier(barrier) => {
+            barrier.wait();
+        }
+        Gate::Pipes { ready, go } => match crate::job_process::wait_for_go(ready, go) {
+            // This process's copy of the plan: the start time came from the parent.
+            Some(start) => {
+                let _ = plan.start.set(start);
+            }
+            None => return Err(WorkerError::Aborted),
+        },
+    }
     let (mut backend, note) = setup
         .map_err(|e| WorkerError::Setup(anyhow::anyhow!("{}: {}", plan.spec.name, failed(&e))))?;
     let mut stats = job_loop(plan, &mut backend, state)?;
@@ -959,6 +1046,7 @@ mod tests {
             sync: SyncMode::None,
             engine: EngineChoice::Psync,
             seed: Some(1),
+            thread: false,
         }
     }
 
@@ -978,6 +1066,109 @@ mod tests {
         );
         s.pattern = Pattern::Write;
         assert!(threads_not_processes_note(&s, 2).is_some());
+    }
+
+    /// Name the calling thread (what a process it forks inherits as its name) and return a
+    /// function that lists this process's children of that name: the job processes it forked.
+    fn name_thread_and_find_job_processes(name: &str) -> impl Fn() -> Vec<i32> {
+        let c = std::ffi::CString::new(name).unwrap();
+        // SAFETY: PR_SET_NAME reads a NUL-terminated string of at most 16 bytes.
+        unsafe { libc::prctl(libc::PR_SET_NAME, c.as_ptr()) };
+        let name = name.to_string();
+        move || {
+            let me = std::process::id() as i32;
+            std::fs::read_dir("/proc")
+                .unwrap()
+                .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+                .filter(|pid| {
+                    let stat =
+                        std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+                    // pid (comm) state ppid ...: fields after the last ')'.
+                    let after = stat.rsplit_once(')').map(|(_, a)| a).unwrap_or("");
+                    let mut f = after.split_whitespace();
+                    let (state, ppid) = (f.next(), f.next().and_then(|p| p.parse::<i32>().ok()));
+                    ppid == Some(me)
+                        && state != Some("Z")
+                        && std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                            .is_ok_and(|c| c.trim_end() == name)
+                })
+                .collect()
+        }
+    }
+
+    #[test]
+    fn jobs_run_as_processes_as_fio_does_and_as_threads_with_thread() {
+        let dir = tempfile::tempdir().unwrap();
+        let job_processes = name_thread_and_find_job_processes("dbench-procs");
+        let mut s = spec(dir.path());
+        s.pattern = Pattern::RandRead;
+        s.termination = Termination::Time {
+            runtime: Duration::from_millis(600),
+            ramp: Duration::ZERO,
+        };
+        for thread in [false, true] {
+            s.thread = thread;
+            let mut seen = 0;
+            let r = run_job(&s, &mut |p| {
+                if let Progress::Tick {
+                    measuring: true, ..
+                } = p
+                {
+                    seen = seen.max(job_processes().len());
+                }
+            })
+            .unwrap();
+            let rd = r.read.as_ref().unwrap();
+            assert!(rd.ios > 0 && rd.lat_ns.as_ref().unwrap().p99.unwrap() > 0);
+            if thread {
+                assert_eq!(seen, 0, "--thread: no job process");
+                assert_eq!(r.engine.jobs_as.as_deref(), Some("threads"));
+            } else {
+                assert_eq!(seen, 2, "one process per job, while they measure");
+                assert_eq!(r.engine.jobs_as.as_deref(), Some("processes"));
+            }
+            assert!(job_processes().is_empty(), "every job process waited for");
+        }
+    }
+
+    #[test]
+    fn a_job_process_that_dies_fails_the_job_by_name_and_stops_the_others() {
+        let dir = tempfile::tempdir().unwrap();
+        let job_processes = name_thread_and_find_job_processes("dbench-kill");
+        let mut s = spec(dir.path());
+        s.pattern = Pattern::RandWrite;
+        s.termination = Termination::Time {
+            runtime: Duration::from_secs(60),
+            ramp: Duration::ZERO,
+        };
+        let started = std::time::Instant::now();
+        let mut killed = None;
+        let err = run_job(&s, &mut |p| {
+            if let Progress::Tick {
+                measuring: true, ..
+            } = p
+                && killed.is_none()
+                && let Some(&pid) = job_processes().first()
+            {
+                // SAFETY: kill(2) on a job process this test's job forked.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+                killed = Some(pid);
+            }
+        })
+        .unwrap_err();
+        let pid = killed.expect("a job process was seen");
+        let text = format!("{err:#}");
+        assert!(
+            text.contains(&format!("(pid {pid}) was killed by signal 9")),
+            "{text}"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the other job stopped too"
+        );
+        assert!(job_processes().is_empty());
+        // The files this job created went with it.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 
     #[test]

@@ -192,6 +192,8 @@ pub fn column_job(column: ColumnId, opts: &SuiteOptions, dir: &Path) -> JobSpec 
         sync,
         engine: opts.engine,
         seed: opts.seed,
+        // As the published harness runs fio: each job a process.
+        thread: false,
     }
 }
 

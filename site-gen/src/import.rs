@@ -425,6 +425,7 @@ pub fn csv_records(text: &str, source_file: &str) -> std::result::Result<Vec<Rec
                     used: "published".into(),
                     fallback: None,
                     direct: true,
+                    jobs_as: None,
                 },
                 elapsed_s: 0.0,
                 read,
@@ -795,6 +796,15 @@ pub fn fio_record(
                 used: opt(job, &global, "ioengine").unwrap_or("psync").into(),
                 fallback: None,
                 direct,
+                // fio runs each job as a process unless the job file says `thread`.
+                jobs_as: Some(
+                    if opt(job, &global, "thread").is_some() {
+                        "threads"
+                    } else {
+                        "processes"
+                    }
+                    .into(),
+                ),
             },
             elapsed_s,
             read,

@@ -469,6 +469,7 @@ impl Fleet {
                 used: if p.imported { "libaio" } else { "io_uring" }.into(),
                 fallback: None,
                 direct: p.storage.class != StorageClass::Tmpfs || !p.imported,
+                jobs_as: None,
             },
             elapsed_s,
             read,

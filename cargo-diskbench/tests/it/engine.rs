@@ -471,6 +471,21 @@ fn disk_full_before_and_during_the_run_is_a_clear_error_and_leaves_nothing() {
     assert!(records(fs.path()).is_empty(), "no record");
 }
 
+/// The running processes whose parent is `pid`.
+fn children_of(pid: i32) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|p| {
+            let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
+            let after = stat.rsplit_once(')').map(|(_, a)| a).unwrap_or("");
+            let mut f = after.split_whitespace();
+            let (state, ppid) = (f.next(), f.next().and_then(|p| p.parse::<i32>().ok()));
+            ppid == Some(pid) && state != Some("Z")
+        })
+        .collect()
+}
+
 #[test]
 fn ctrl_c_stops_quickly_removes_files_and_writes_no_record() {
     let _load = common::disk_load();
@@ -490,16 +505,33 @@ fn ctrl_c_stops_quickly_removes_files_and_writes_no_record() {
         !leftovers(dir.path()).is_empty(),
         "the run never created its test folder"
     );
-    std::thread::sleep(Duration::from_millis(1500));
+    // Each job runs in a process of its own, as fio's do: wait until they measure (after the
+    // layout, however slow the disk), then signal the tool alone, as `kill` would; it must
+    // stop its job processes too.
+    let mut jobs = Vec::new();
+    while jobs.is_empty() && Instant::now() < deadline + Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(20));
+        jobs = children_of(child.id() as i32);
+    }
+    std::thread::sleep(Duration::from_millis(500));
     let sent = Instant::now();
     // SAFETY: plain kill(2) on our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let status = child.wait().unwrap();
     let took = sent.elapsed();
-    eprintln!("exited {took:?} after SIGINT");
+    eprintln!("exited {took:?} after SIGINT; job processes {jobs:?}");
     assert_eq!(status.code(), Some(130));
     // The contract says within a second; allow slack for a loaded test machine.
     assert!(took < Duration::from_secs(3), "took {took:?}");
+    assert!(!jobs.is_empty(), "the column's jobs ran as processes");
+    for pid in jobs {
+        // Waited for by the tool before it exited: gone, not orphaned and still running.
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        assert!(
+            state.is_empty(),
+            "job process {pid} outlived the tool: {state}"
+        );
+    }
     assert!(leftovers(dir.path()).is_empty(), "test files removed");
     assert!(records(dir.path()).is_empty(), "no record");
 }
