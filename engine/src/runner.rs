@@ -295,23 +295,6 @@ fn choose_engine(
     Ok((BackendKind::Psync, Some(reason), None))
 }
 
-/// Why a writing job's figure can sit above a published one where its jobs ran as threads
-/// and outnumber the CPUs: fio (and the harness behind the published figures) runs its jobs
-/// as processes unless told `--thread`, and switching between processes costs more.
-/// Measured on a 2-vCPU VM (2026-12-02, 4 x 32 random writes into new files on ext4,
-/// `bench/vs-fio.sh --only rand-write --pairs 5`): engine as threads / fio 1.191, and 1.050
-/// with `--fio-extra --thread` (medians of the pair ratios).
-fn threads_not_processes_note(spec: &JobSpec, cpus: u32) -> Option<String> {
-    (spec.numjobs > cpus && spec.pattern.writes()).then(|| {
-        format!(
-            "{} jobs on {cpus} CPUs ran as threads; fio's default and the harness behind \
-             published figures run them as processes, which cost more to switch between: on \
-             a 2-vCPU VM, threads put 4 x 32 random writes 1.19x above fio's processes",
-            spec.numjobs
-        )
-    })
-}
-
 /// Whether the file lives on tmpfs or ramfs (statfs magic numbers from linux/magic.h).
 fn is_memory_backed(file: &std::fs::File) -> bool {
     use std::os::fd::AsRawFd;
@@ -414,12 +397,6 @@ pub fn execute(
         Some(o) => o,
         None => run_threads(&plan, &job_files, &start, &mut tick),
     };
-    if jobs_as == "threads" {
-        notes.extend(threads_not_processes_note(
-            spec,
-            crate::cpu::available_cpus(),
-        ));
-    }
     let mut whole_run_cpu = CpuTime::process().since(cpu_before);
     if jobs_as == "processes" {
         whole_run_cpu = whole_run_cpu.plus(CpuTime::children().since(children_before));
@@ -1048,24 +1025,6 @@ mod tests {
             seed: Some(1),
             thread: false,
         }
-    }
-
-    #[test]
-    fn writing_jobs_that_outnumber_the_cpus_say_fio_would_run_them_as_processes() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut s = spec(dir.path());
-        s.numjobs = 4;
-        let note = threads_not_processes_note(&s, 2).expect("4 writing jobs on 2 CPUs");
-        assert!(note.starts_with("4 jobs on 2 CPUs"), "{note}");
-        assert_eq!(threads_not_processes_note(&s, 4), None, "one CPU per job");
-        s.pattern = Pattern::RandRead;
-        assert_eq!(
-            threads_not_processes_note(&s, 2),
-            None,
-            "reads agreed with fio"
-        );
-        s.pattern = Pattern::Write;
-        assert!(threads_not_processes_note(&s, 2).is_some());
     }
 
     /// Name the calling thread (what a process it forks inherits as its name) and return a
