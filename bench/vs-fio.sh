@@ -38,7 +38,8 @@
 #   run, whose ratios show how far this machine moves a figure between two runs of one tool.
 #   A tolerance tighter than that spread cannot be checked here with this many pairs.
 #   --fio-extra OPTS: more options for fio's measured runs (suite and fio modes), e.g.
-#   --fio-extra --thread to run fio's jobs as threads (the engine's run as processes, fio's default).
+#   --fio-extra --thread to run fio's jobs as threads (the engine's run as processes, as
+#   fio's do by default).
 #   --settle S: wait S seconds before every run of either tool (suite and fio modes; default
 #   0). For memory on a VM that hands freed memory back to its host (virtio-balloon free page
 #   reporting): a write column there runs at the speed of the host's page faults unless the
