@@ -11,8 +11,12 @@ extern "C" fn on_signal(_sig: libc::c_int) {
     REQUESTED.store(true, Ordering::SeqCst);
 }
 
-/// Install the SIGINT/SIGTERM handler. Safe to call more than once.
+/// Install the SIGINT/SIGTERM handler, and put SIGCHLD back to its default: a parent that
+/// started us with SIGCHLD ignored would have the kernel reap our job processes and commands
+/// before we can wait for them (and count their CPU time). Safe to call more than once.
 pub fn install_handler() {
+    // SAFETY: SIG_DFL for SIGCHLD installs no handler; nothing runs on the signal.
+    unsafe { libc::signal(libc::SIGCHLD, libc::SIG_DFL) };
     for sig in [libc::SIGINT, libc::SIGTERM] {
         // SAFETY: a zeroed sigaction is a valid value; the handler only touches an atomic,
         // which is async-signal-safe. No SA_RESTART, so blocking syscalls return EINTR

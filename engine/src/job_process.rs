@@ -20,7 +20,7 @@
 //! child dies with its parent (`PR_SET_PDEATHSIG`).
 
 use std::io;
-use std::os::fd::RawFd;
+use std::os::fd::{AsRawFd, RawFd};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -93,6 +93,13 @@ impl Pipe {
     }
 }
 
+impl Drop for Pipe {
+    fn drop(&mut self) {
+        close(&mut self.read);
+        close(&mut self.write);
+    }
+}
+
 fn close(fd: &mut RawFd) {
     if *fd >= 0 {
         // SAFETY: the descriptor is one of ours and is closed once (set to -1 after).
@@ -101,12 +108,18 @@ fn close(fd: &mut RawFd) {
     }
 }
 
-fn set_nonblocking(fd: RawFd) {
-    // SAFETY: fcntl on a descriptor we own; failure leaves it blocking, which the poll loop
-    // tolerates only for the pipes it reads after poll said they are readable.
-    unsafe {
+/// The parent reads its pipes without waiting: a blocking read would stall the loop that
+/// watches every job.
+fn set_nonblocking(fd: RawFd) -> io::Result<()> {
+    // SAFETY: fcntl on a descriptor we own.
+    let ok = unsafe {
         let flags = libc::fcntl(fd, libc::F_GETFL);
-        libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
+        flags >= 0 && libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) == 0
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
     }
 }
 
@@ -316,81 +329,173 @@ struct Child {
     /// The read end of its result pipe (-1 once it said all).
     result: RawFd,
     received: Vec<u8>,
-    /// waitpid status once it has ended.
-    status: Option<libc::c_int>,
+    /// Set once it has ended and was waited for: its waitpid status, None if unknown (ECHILD:
+    /// something else reaped it, e.g. SIGCHLD ignored).
+    ended: Option<Option<libc::c_int>>,
+    /// Killed by the parent after STOP_GRACE: told to stop, it did not.
+    killed: bool,
+}
+
+/// How long job processes get to stop by themselves once told to, before they are killed.
+const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Every job process of one job and the pipes to them. Dropped on any path out of
+/// [`run_jobs`], an unwinding one included: then nobody is left running or unreaped.
+struct Jobs<'a> {
+    children: Vec<Child>,
+    ready: Pipe,
+    go: Pipe,
+    abort: &'a AtomicBool,
+    released: bool,
+}
+
+impl Jobs<'_> {
+    fn wait_nohang(&mut self) {
+        for c in self.children.iter_mut().filter(|c| c.ended.is_none()) {
+            if c.result >= 0 && drain(c.result, &mut c.received) {
+                close(&mut c.result);
+            }
+            let mut status = 0;
+            // SAFETY: waits, without blocking, for our own child.
+            let r = unsafe { libc::waitpid(c.pid, &mut status, libc::WNOHANG) };
+            let gone = r == c.pid
+                || (r < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD));
+            if gone {
+                c.ended = Some((r == c.pid).then_some(status));
+                if c.result >= 0 {
+                    drain(c.result, &mut c.received);
+                    close(&mut c.result);
+                }
+                // A job that ended without its figures (killed, failed) stops the others,
+                // as a failed thread does.
+                if !matches!(serde_json::from_slice(&c.received), Ok(Wire::Stats { .. })) {
+                    self.abort.store(true, Ordering::Relaxed);
+                }
+            }
+        }
+    }
+
+    /// Tell every job to stop: the flag for those running, "stop" for those at the gate.
+    fn stop(&mut self) {
+        self.abort.store(true, Ordering::Relaxed);
+        if !self.released {
+            self.released = true;
+            let _ = write_all(
+                self.go.write,
+                &0u64.to_ne_bytes().repeat(self.children.len()),
+            );
+        }
+    }
+
+    fn kill_remaining(&mut self) {
+        for c in self.children.iter_mut().filter(|c| c.ended.is_none()) {
+            // SAFETY: kill(2) on our own child, not yet waited for (its pid is not reused).
+            unsafe { libc::kill(c.pid, libc::SIGKILL) };
+            c.killed = true;
+        }
+    }
+}
+
+impl Drop for Jobs<'_> {
+    fn drop(&mut self) {
+        if self.children.iter().any(|c| c.ended.is_none()) {
+            // Only on a path that did not wait for them (an error or a panic in the parent):
+            // they must not go on writing into files the caller is about to remove.
+            self.stop();
+            self.kill_remaining();
+            for c in self.children.iter_mut().filter(|c| c.ended.is_none()) {
+                let mut status = 0;
+                // SAFETY: waits for our own child, just sent SIGKILL; EINTR is retried.
+                while unsafe { libc::waitpid(c.pid, &mut status, 0) } < 0
+                    && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted
+                {
+                }
+                c.ended = Some(Some(status));
+            }
+        }
+        for c in &mut self.children {
+            close(&mut c.result);
+        }
+    }
 }
 
 /// Run each job in a process of its own (`files[i]` is job i's file) and collect what each
-/// measured, in job order. `tick` is called about ten times a second with the start time once
-/// the jobs have started. Err: no job process could be started (fork refused); nothing ran,
-/// and the caller may run the jobs as threads instead.
+/// measured, in job order. `tick` is called every 50 ms or so with the start time once the
+/// jobs have started. Err: the call that failed and why; no job ran, and the caller may run
+/// the jobs as threads instead.
 pub(crate) fn run_jobs(
     plan: &Plan<'_>,
     files: &[&OpenedFile],
     tick: &mut dyn FnMut(Option<u64>),
-) -> io::Result<Vec<Result<WorkerStats, WorkerError>>> {
-    let flag = SharedFlag::new()?;
+) -> Result<Vec<Result<WorkerStats, WorkerError>>, (&'static str, io::Error)> {
+    let flag = SharedFlag::new().map_err(|e| ("mmap", e))?;
     let abort = flag.get();
-    let mut ready = Pipe::new()?;
-    let mut go = Pipe::new()?;
+    let mut jobs = Jobs {
+        children: Vec::with_capacity(files.len()),
+        ready: Pipe::new().map_err(|e| ("pipe2", e))?,
+        go: Pipe::new().map_err(|e| ("pipe2", e))?,
+        abort,
+        released: false,
+    };
     let parent = std::process::id() as libc::pid_t;
-    let mut children: Vec<Child> = Vec::with_capacity(files.len());
     for (index, file) in files.iter().enumerate() {
-        let mut result = match Pipe::new() {
-            Ok(p) => p,
-            Err(e) => {
-                stop_before_start(&mut children, abort, &mut ready, &mut go);
-                return Err(e);
-            }
-        };
-        // SAFETY: fork; the child below runs only the job loop (no lock another thread of
-        // this process may hold: glibc's malloc is reset for the child) and leaves by _exit.
+        let mut result = Pipe::new().map_err(|e| ("pipe2", e))?;
+        // SAFETY: fork. The child sets up its backend, runs the job loop and reports over a
+        // pipe (allocating: glibc makes malloc usable in the child of a threaded process);
+        // it takes no lock another thread of this process may hold, except on a panic, whose
+        // hook may (then only this job hangs, and the parent kills it after STOP_GRACE). It
+        // never returns into this code: every way out of `run_child` ends in _exit.
         let pid = unsafe { libc::fork() };
         if pid == 0 {
+            let keep = [
+                jobs.ready.write,
+                jobs.go.read,
+                result.write,
+                file.file.as_raw_fd(),
+            ];
             let child_plan = plan.with_gate(
                 Gate::Pipes {
-                    ready: ready.write,
-                    go: go.read,
+                    ready: jobs.ready.write,
+                    go: jobs.go.read,
                 },
                 abort,
             );
-            run_child(
-                &child_plan,
-                index as u32,
-                file,
-                parent,
-                &mut ready.read,
-                &mut go.write,
-                &mut result,
-            );
+            let outcome = catch_unwind(AssertUnwindSafe(|| {
+                run_child(&child_plan, index as u32, file, parent, &keep, result.write)
+            }));
+            // Only a panic outside the job itself gets here; its payload is not dropped (a
+            // destructor could panic again).
+            std::mem::forget(outcome);
+            // SAFETY: ends the child without running the parent's destructors.
+            unsafe { libc::_exit(101) }
+        }
+        if pid < 0 {
+            return Err(("fork", io::Error::last_os_error()));
         }
         close(&mut result.write);
-        if pid < 0 {
-            let e = io::Error::last_os_error();
-            close(&mut result.read);
-            stop_before_start(&mut children, abort, &mut ready, &mut go);
-            return Err(e);
-        }
-        set_nonblocking(result.read);
-        children.push(Child {
+        let read_end = std::mem::replace(&mut result.read, -1);
+        jobs.children.push(Child {
             pid,
-            result: result.read,
+            result: read_end,
             received: Vec::new(),
-            status: None,
+            ended: None,
+            killed: false,
         });
+        set_nonblocking(read_end).map_err(|e| ("fcntl", e))?;
     }
     // Only the children write "ready" and read "go" now: their ends close with them.
-    close(&mut ready.write);
-    close(&mut go.read);
-    set_nonblocking(ready.read);
+    close(&mut jobs.ready.write);
+    close(&mut jobs.go.read);
+    set_nonblocking(jobs.ready.read).map_err(|e| ("fcntl", e))?;
 
-    let n = children.len();
+    let n = jobs.children.len();
     let mut said_ready = 0usize;
     let mut started: Option<u64> = None;
-    let mut released = false;
+    let mut stopping_since: Option<std::time::Instant> = None;
     let mut ready_bytes = Vec::new();
-    while children.iter().any(|c| c.status.is_none()) {
-        let mut fds: Vec<libc::pollfd> = children
+    while jobs.children.iter().any(|c| c.ended.is_none()) {
+        let mut fds: Vec<libc::pollfd> = jobs
+            .children
             .iter()
             .filter(|c| c.result >= 0)
             .map(|c| libc::pollfd {
@@ -399,61 +504,43 @@ pub(crate) fn run_jobs(
                 revents: 0,
             })
             .collect();
-        if !released && ready.read >= 0 {
+        if !jobs.released && jobs.ready.read >= 0 {
             fds.push(libc::pollfd {
-                fd: ready.read,
+                fd: jobs.ready.read,
                 events: libc::POLLIN,
                 revents: 0,
             });
         }
         // SAFETY: polls descriptors we own, through a slice we own; a timeout bounds it.
         unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 50) };
-        if !released && ready.read >= 0 {
+        if !jobs.released && jobs.ready.read >= 0 {
             ready_bytes.clear();
-            if drain(ready.read, &mut ready_bytes) {
-                close(&mut ready.read);
+            if drain(jobs.ready.read, &mut ready_bytes) {
+                close(&mut jobs.ready.read);
             }
             said_ready += ready_bytes.len();
         }
-        for c in children.iter_mut().filter(|c| c.status.is_none()) {
-            if c.result >= 0 && drain(c.result, &mut c.received) {
-                close(&mut c.result);
-            }
-            let mut status = 0;
-            // SAFETY: waits, without blocking, for our own child.
-            if unsafe { libc::waitpid(c.pid, &mut status, libc::WNOHANG) } == c.pid {
-                c.status = Some(status);
-                if c.result >= 0 {
-                    drain(c.result, &mut c.received);
-                    close(&mut c.result);
-                }
-                // A job that ended without its figures (killed, failed) stops the others,
-                // as a failed thread does.
-                if !matches!(serde_json::from_slice(&c.received), Ok(Wire::Stats { .. })) {
-                    abort.store(true, Ordering::Relaxed);
-                }
+        jobs.wait_nohang();
+        let stop = crate::cancel::requested() || abort.load(Ordering::Relaxed);
+        let one_ended = jobs.children.iter().any(|c| c.ended.is_some());
+        if !jobs.released && said_ready >= n && !stop && !one_ended {
+            let start = mono_ns().max(1);
+            if write_all(jobs.go.write, &start.to_ne_bytes().repeat(n)).is_ok() {
+                jobs.released = true;
+                started = Some(start);
             }
         }
-        let stop = crate::cancel::requested() || abort.load(Ordering::Relaxed);
-        if !released {
-            let one_ended = children.iter().any(|c| c.status.is_some());
-            if said_ready >= n && !stop {
-                let start = mono_ns().max(1);
-                released = write_all(go.write, &start.to_ne_bytes().repeat(n)).is_ok();
-                started = released.then_some(start);
+        if stop || (!jobs.released && one_ended) {
+            jobs.stop();
+            let since = *stopping_since.get_or_insert_with(std::time::Instant::now);
+            if since.elapsed() > STOP_GRACE {
+                jobs.kill_remaining();
             }
-            if !released && (stop || one_ended) {
-                abort.store(true, Ordering::Relaxed);
-                let _ = write_all(go.write, &0u64.to_ne_bytes().repeat(n));
-                released = true;
-            }
-        } else if crate::cancel::requested() {
-            abort.store(true, Ordering::Relaxed);
         }
         tick(started);
     }
-    close(&mut ready.read);
-    close(&mut go.write);
+    let children = std::mem::take(&mut jobs.children);
+    drop(jobs);
     Ok(children
         .into_iter()
         .zip(files)
@@ -474,15 +561,17 @@ fn outcome(
         .and_then(|w| w.into_outcome(file));
     match decoded {
         Ok(o) => o,
-        // A job stopped by the flag still says so; one without a word was ended from outside,
-        // which only Ctrl-C or SIGTERM (sent to the whole group) explains.
-        Err(_) if crate::cancel::requested() => Err(WorkerError::Aborted),
+        // A job stopped by the flag still says so; one without a word was ended from outside:
+        // Ctrl-C or SIGTERM sent to the whole group, or this parent after STOP_GRACE (the
+        // job that failed first is named by its own outcome).
+        Err(_) if crate::cancel::requested() || child.killed => Err(WorkerError::Aborted),
         Err(e) => {
-            let status = child.status.unwrap_or(0);
-            let how = if libc::WIFSIGNALED(status) {
-                format!("was killed by signal {}", libc::WTERMSIG(status))
-            } else {
-                format!("exited with status {}", libc::WEXITSTATUS(status))
+            let how = match child.ended.flatten() {
+                Some(status) if libc::WIFSIGNALED(status) => {
+                    format!("was killed by signal {}", libc::WTERMSIG(status))
+                }
+                Some(status) => format!("exited with status {}", libc::WEXITSTATUS(status)),
+                None => "ended".to_string(),
             };
             Err(WorkerError::Setup(anyhow::anyhow!(
                 "{}: job process {index} (pid {}) {how} without its figures ({e:#})",
@@ -493,20 +582,25 @@ fn outcome(
     }
 }
 
-/// A fork failed after some children started: tell them to stop and wait for them.
-fn stop_before_start(children: &mut [Child], abort: &AtomicBool, ready: &mut Pipe, go: &mut Pipe) {
-    abort.store(true, Ordering::Relaxed);
-    close(&mut go.read);
-    let _ = write_all(go.write, &0u64.to_ne_bytes().repeat(children.len()));
-    close(&mut go.write);
-    close(&mut ready.read);
-    close(&mut ready.write);
-    for c in children.iter_mut() {
-        let mut status = 0;
-        // SAFETY: waits for our own child, which stops at its gate.
-        unsafe { libc::waitpid(c.pid, &mut status, 0) };
-        close(&mut c.result);
+/// Close every descriptor of this (child) process but stdio and `keep`: under a parent with
+/// many threads (a test harness) it holds copies of everything, other jobs' pipes included.
+fn close_all_but(keep: &[RawFd]) {
+    let mut keep: Vec<u32> = keep
+        .iter()
+        .filter(|&&fd| fd > 2)
+        .map(|&fd| fd as u32)
+        .collect();
+    keep.sort_unstable();
+    let mut from = 3u32;
+    for fd in keep {
+        if fd > from {
+            // SAFETY: closes descriptors of this process that nothing in it uses any more.
+            unsafe { libc::syscall(libc::SYS_close_range, from, fd - 1, 0) };
+        }
+        from = from.max(fd + 1);
     }
+    // SAFETY: as above; ENOSYS on kernels before 5.9 leaves them open, which only wastes them.
+    unsafe { libc::syscall(libc::SYS_close_range, from, u32::MAX, 0) };
 }
 
 /// The child's whole life: never returns.
@@ -515,9 +609,8 @@ fn run_child(
     index: u32,
     file: &OpenedFile,
     parent: libc::pid_t,
-    ready_read: &mut RawFd,
-    go_write: &mut RawFd,
-    result: &mut Pipe,
+    keep: &[RawFd],
+    result: RawFd,
 ) -> ! {
     // SAFETY: prctl and getppid affect only this process.
     unsafe {
@@ -526,10 +619,9 @@ fn run_child(
             libc::_exit(1);
         }
     }
-    // The parent's ends: held here, "go" would never read end-of-file when the parent goes.
-    close(ready_read);
-    close(go_write);
-    close(&mut result.read);
+    // The parent's ends above all: held here, "go" would never read end-of-file when the
+    // parent goes.
+    close_all_but(keep);
     let wire = match catch_unwind(AssertUnwindSafe(|| run_worker(plan, index, file))) {
         Ok(outcome) => {
             if outcome.is_err() {
@@ -537,13 +629,14 @@ fn run_child(
             }
             Wire::from_outcome(outcome)
         }
-        Err(_) => {
+        Err(payload) => {
+            std::mem::forget(payload);
             plan.abort.store(true, Ordering::Relaxed);
             Wire::Setup(format!("{}: job process {index} panicked", plan.spec.name))
         }
     };
     let code = match serde_json::to_vec(&wire) {
-        Ok(bytes) if write_all(result.write, &bytes).is_ok() => 0,
+        Ok(bytes) if write_all(result, &bytes).is_ok() => 0,
         _ => 1,
     };
     // SAFETY: _exit ends this process without running the parent's destructors or atexit

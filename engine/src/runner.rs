@@ -383,11 +383,11 @@ pub fn execute(
     if !spec.thread {
         match crate::job_process::run_jobs(&plan, &job_files, &mut tick) {
             Ok(o) => outcomes = Some(o),
-            Err(e) => {
+            Err((call, e)) => {
                 jobs_as = "threads";
                 notes.push(format!(
-                    "jobs could not run as processes (fork: {} ({e})); they ran as threads, \
-                     which fio runs with --thread",
+                    "jobs could not run as processes ({call}: {} ({e})); they ran as threads, \
+                     as fio runs them with --thread",
                     errno_name(e.raw_os_error().unwrap_or(0))
                 ));
             }
@@ -1127,6 +1127,51 @@ mod tests {
         );
         assert!(job_processes().is_empty());
         // The files this job created went with it.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_job_process_that_stops_answering_is_killed_and_the_one_that_died_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let job_processes = name_thread_and_find_job_processes("dbench-stop");
+        let mut s = spec(dir.path());
+        s.pattern = Pattern::RandRead;
+        s.termination = Termination::Time {
+            runtime: Duration::from_secs(120),
+            ramp: Duration::ZERO,
+        };
+        let started = std::time::Instant::now();
+        let mut stopped_and_killed = None;
+        let err = run_job(&s, &mut |p| {
+            if let Progress::Tick {
+                measuring: true, ..
+            } = p
+                && stopped_and_killed.is_none()
+                && let [a, b] = job_processes()[..]
+            {
+                // SAFETY: signals to the two job processes this test's job forked: one stops
+                // (it can no longer see the stop flag), the other dies.
+                unsafe {
+                    libc::kill(a, libc::SIGSTOP);
+                    libc::kill(b, libc::SIGKILL);
+                }
+                stopped_and_killed = Some((a, b));
+            }
+        })
+        .unwrap_err();
+        let (_, dead) = stopped_and_killed.expect("both job processes were seen");
+        let text = format!("{err:#}");
+        // The job that died is the one named, not the one the parent had to kill.
+        assert!(
+            text.contains(&format!("(pid {dead}) was killed by signal 9")),
+            "{text}"
+        );
+        // STOP_GRACE (5 s) and no more than the machine's slack: not the 120 s runtime.
+        assert!(started.elapsed() < Duration::from_secs(60));
+        assert!(
+            job_processes().is_empty(),
+            "the stopped one was killed and reaped"
+        );
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 

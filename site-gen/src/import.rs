@@ -798,7 +798,7 @@ pub fn fio_record(
                 direct,
                 // fio runs each job as a process unless the job file says `thread`.
                 jobs_as: Some(
-                    if opt(job, &global, "thread").is_some() {
+                    if opt(job, &global, "thread").is_some_and(|v| !matches!(v, "0" | "false")) {
                         "threads"
                     } else {
                         "processes"
