@@ -16,8 +16,10 @@
 //! carries the start time (zero: stop). It runs the same job loop as a thread would, writes
 //! what it measured to its own pipe (JSON, histograms encoded) and leaves with `_exit`, so
 //! nothing of the parent (buffers, files, temp folders) is flushed or removed twice. A flag in
-//! a shared anonymous page stops every job when one fails or the parent is told to stop; a
-//! child dies with its parent (`PR_SET_PDEATHSIG`).
+//! a shared anonymous page stops every job when one fails or the parent is told to stop; one
+//! that has not stopped 5 s later is killed, and on any way out of the parent (an error, a
+//! panic) every job process is killed and waited for. A child dies with its parent
+//! (`PR_SET_PDEATHSIG`) and keeps no descriptor but its file and its three pipe ends.
 
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
