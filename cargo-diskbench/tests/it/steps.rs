@@ -123,8 +123,16 @@ fn large_file_step_is_bandwidth_bound_or_says_why() {
     );
     // Never too short for a verdict now, whatever the disk's speed.
     assert!(s["wall_s"].as_f64().unwrap() >= 1.5, "{s:#}");
-    assert_ne!(s["bound"], "unknown", "{s:#}");
     let why = s["why"].as_str().unwrap();
+    assert!(!why.contains("too short"), "{s:#}");
+    // PSI is machine-wide and set against the whole wall time, so when other tests keep the
+    // two cores busy (CI ran one at 31 % of its time waiting for a CPU, PSI 28 %, just under
+    // the 30 % a stall needs) the step may stay undecided; it must then say the machine was
+    // busy. On a machine to itself it must decide.
+    assert!(
+        s["bound"] != "unknown" || why.contains("a busy machine"),
+        "{s:#}"
+    );
     assert!(
         s["bound"] == "bandwidth" || (why.contains("MiB/s") && why.contains('%')),
         "{s:#}"
