@@ -331,6 +331,8 @@ struct Child {
     /// The read end of its result pipe (-1 once it said all).
     result: RawFd,
     received: Vec<u8>,
+    /// What `received` says, read once the child has ended.
+    said: Result<Wire, String>,
     /// Set once it has ended and was waited for: its waitpid status, None if unknown (ECHILD:
     /// something else reaped it, e.g. SIGCHLD ignored).
     ended: Option<Option<libc::c_int>>,
@@ -368,9 +370,11 @@ impl Jobs<'_> {
                     drain(c.result, &mut c.received);
                     close(&mut c.result);
                 }
+                c.said = serde_json::from_slice(&std::mem::take(&mut c.received))
+                    .map_err(|e| e.to_string());
                 // A job that ended without its figures (killed, failed) stops the others,
                 // as a failed thread does.
-                if !matches!(serde_json::from_slice(&c.received), Ok(Wire::Stats { .. })) {
+                if !matches!(c.said, Ok(Wire::Stats { .. })) {
                     self.abort.store(true, Ordering::Relaxed);
                 }
             }
@@ -480,6 +484,7 @@ pub(crate) fn run_jobs(
             pid,
             result: read_end,
             received: Vec::new(),
+            said: Err("nothing received".into()),
             ended: None,
             killed: false,
         });
@@ -558,8 +563,9 @@ fn outcome(
     child: Child,
     file: &Path,
 ) -> Result<WorkerStats, WorkerError> {
-    let decoded = serde_json::from_slice::<Wire>(&child.received)
-        .map_err(anyhow::Error::from)
+    let decoded = child
+        .said
+        .map_err(anyhow::Error::msg)
         .and_then(|w| w.into_outcome(file));
     match decoded {
         Ok(o) => o,
