@@ -378,27 +378,23 @@ pub fn execute(
     };
     let cpu_before = CpuTime::process();
     let children_before = CpuTime::children();
-    let mut jobs_as = if spec.thread { "threads" } else { "processes" };
-    let mut outcomes = None;
-    if !spec.thread {
-        match crate::job_process::run_jobs(&plan, &job_files, &mut tick) {
-            Ok(o) => outcomes = Some(o),
-            Err((call, e)) => {
-                jobs_as = "threads";
+    let from_processes = if spec.thread {
+        None
+    } else {
+        crate::job_process::run_jobs(&plan, &job_files, &mut tick)
+            .map_err(|(call, e)| {
                 notes.push(format!(
                     "jobs could not run as processes ({call}: {} ({e})); they ran as threads, \
                      as fio runs them with --thread",
                     errno_name(e.raw_os_error().unwrap_or(0))
-                ));
-            }
-        }
-    }
-    let outcomes = match outcomes {
-        Some(o) => o,
-        None => run_threads(&plan, &job_files, &start, &mut tick),
+                ))
+            })
+            .ok()
     };
+    let as_processes = from_processes.is_some();
+    let outcomes = from_processes.unwrap_or_else(|| run_threads(&plan, &job_files, &mut tick));
     let mut whole_run_cpu = CpuTime::process().since(cpu_before);
-    if jobs_as == "processes" {
+    if as_processes {
         whole_run_cpu = whole_run_cpu.plus(CpuTime::children().since(children_before));
     }
     if crate::cancel::requested() {
@@ -438,7 +434,7 @@ pub fn execute(
         used: backend.as_str().into(),
         fallback,
         direct: files.iter().all(|f| f.direct),
-        jobs_as: Some(jobs_as.into()),
+        jobs_as: Some(if as_processes { "processes" } else { "threads" }.into()),
     };
     Ok(summarise(
         spec,
@@ -454,7 +450,6 @@ pub fn execute(
 fn run_threads(
     plan: &Plan<'_>,
     job_files: &[&OpenedFile],
-    start: &OnceLock<u64>,
     tick: &mut dyn FnMut(Option<u64>),
 ) -> Vec<Result<WorkerStats, WorkerError>> {
     std::thread::scope(|scope| {
@@ -476,7 +471,7 @@ fn run_threads(
             .collect();
         while !handles.iter().all(|h| h.is_finished()) {
             std::thread::sleep(Duration::from_millis(50));
-            tick(start.get().copied());
+            tick(plan.start.get().copied());
         }
         handles
             .into_iter()
@@ -1090,89 +1085,77 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_job_process_that_dies_fails_the_job_by_name_and_stops_the_others() {
+    /// Run a 2-job job of `pattern` far longer than the test, named `thread_name` (its job
+    /// processes' name), and at the first measuring tick where `act` returns Some (it gets the
+    /// job processes seen), stop. Returns the job's error, what `act` returned and how long
+    /// the job took; checks that no job process and no file of the job is left.
+    fn fail_while_measuring<T>(
+        thread_name: &str,
+        pattern: Pattern,
+        mut act: impl FnMut(&[i32]) -> Option<T>,
+    ) -> (String, T, Duration) {
         let dir = tempfile::tempdir().unwrap();
-        let job_processes = name_thread_and_find_job_processes("dbench-kill");
+        let job_processes = name_thread_and_find_job_processes(thread_name);
         let mut s = spec(dir.path());
-        s.pattern = Pattern::RandWrite;
-        s.termination = Termination::Time {
-            runtime: Duration::from_secs(60),
-            ramp: Duration::ZERO,
-        };
-        let started = std::time::Instant::now();
-        let mut killed = None;
-        let err = run_job(&s, &mut |p| {
-            if let Progress::Tick {
-                measuring: true, ..
-            } = p
-                && killed.is_none()
-                && let Some(&pid) = job_processes().first()
-            {
-                // SAFETY: kill(2) on a job process this test's job forked.
-                unsafe { libc::kill(pid, libc::SIGKILL) };
-                killed = Some(pid);
-            }
-        })
-        .unwrap_err();
-        let pid = killed.expect("a job process was seen");
-        let text = format!("{err:#}");
-        assert!(
-            text.contains(&format!("(pid {pid}) was killed by signal 9")),
-            "{text}"
-        );
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "the other job stopped too"
-        );
-        assert!(job_processes().is_empty());
-        // The files this job created went with it.
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
-    }
-
-    #[test]
-    fn a_job_process_that_stops_answering_is_killed_and_the_one_that_died_is_named() {
-        let dir = tempfile::tempdir().unwrap();
-        let job_processes = name_thread_and_find_job_processes("dbench-stop");
-        let mut s = spec(dir.path());
-        s.pattern = Pattern::RandRead;
+        s.pattern = pattern;
         s.termination = Termination::Time {
             runtime: Duration::from_secs(120),
             ramp: Duration::ZERO,
         };
         let started = std::time::Instant::now();
-        let mut stopped_and_killed = None;
+        let mut acted = None;
         let err = run_job(&s, &mut |p| {
             if let Progress::Tick {
                 measuring: true, ..
             } = p
-                && stopped_and_killed.is_none()
-                && let [a, b] = job_processes()[..]
+                && acted.is_none()
             {
-                // SAFETY: signals to the two job processes this test's job forked: one stops
-                // (it can no longer see the stop flag), the other dies.
-                unsafe {
-                    libc::kill(a, libc::SIGSTOP);
-                    libc::kill(b, libc::SIGKILL);
-                }
-                stopped_and_killed = Some((a, b));
+                acted = act(&job_processes());
             }
         })
         .unwrap_err();
-        let (_, dead) = stopped_and_killed.expect("both job processes were seen");
-        let text = format!("{err:#}");
+        let took = started.elapsed();
+        let acted = acted.expect("the job processes were seen while measuring");
+        assert!(job_processes().is_empty(), "every job process reaped");
+        // The files this job created went with it.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        (format!("{err:#}"), acted, took)
+    }
+
+    #[test]
+    fn a_job_process_that_dies_fails_the_job_by_name_and_stops_the_others() {
+        let (text, pid, took) = fail_while_measuring("dbench-kill", Pattern::RandWrite, |pids| {
+            let &pid = pids.first()?;
+            // SAFETY: kill(2) on a job process this test's job forked.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            Some(pid)
+        });
+        assert!(
+            text.contains(&format!("(pid {pid}) was killed by signal 9")),
+            "{text}"
+        );
+        assert!(took < Duration::from_secs(30), "the other job stopped too");
+    }
+
+    #[test]
+    fn a_job_process_that_stops_answering_is_killed_and_the_one_that_died_is_named() {
+        let (text, dead, took) = fail_while_measuring("dbench-stop", Pattern::RandRead, |pids| {
+            let &[stuck, dead] = pids else { return None };
+            // SAFETY: signals to the two job processes this test's job forked: one stops (it
+            // can no longer see the stop flag), the other dies.
+            unsafe {
+                libc::kill(stuck, libc::SIGSTOP);
+                libc::kill(dead, libc::SIGKILL);
+            }
+            Some(dead)
+        });
         // The job that died is the one named, not the one the parent had to kill.
         assert!(
             text.contains(&format!("(pid {dead}) was killed by signal 9")),
             "{text}"
         );
         // STOP_GRACE (5 s) and no more than the machine's slack: not the 120 s runtime.
-        assert!(started.elapsed() < Duration::from_secs(60));
-        assert!(
-            job_processes().is_empty(),
-            "the stopped one was killed and reaped"
-        );
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        assert!(took < Duration::from_secs(60));
     }
 
     #[test]
