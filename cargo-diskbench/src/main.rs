@@ -8,9 +8,10 @@ use std::io::Write as _;
 use std::process::ExitCode;
 
 use clap::Parser;
+use record::exit;
 
 fn main() -> ExitCode {
-    engine::cancel::install_handler();
+    record::cancel::install_handler();
     quiet_on_closed_stdout();
     let cli = match cli::Cargo::try_parse_from(cli::normalized_args(std::env::args_os())) {
         Ok(cli) => cli,
@@ -22,31 +23,40 @@ fn main() -> ExitCode {
                 && why.starts_with("--")
             {
                 eprintln!("Error: {why}");
-                return ExitCode::from(2);
+                return code(exit::USAGE);
             }
             // clap prints help/version to stdout (exit 0) and usage errors to stderr (exit 2).
             let _ = e.print();
-            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+            return code(if e.use_stderr() {
+                exit::USAGE
+            } else {
+                exit::OK
+            });
         }
     };
     // A failed print panics (see `quiet_on_closed_stdout`); the panic unwinds, so every guard on
     // the way out runs (test files, cgroups, a daemon's limits, a tmpfs) before the exit code
     // is chosen here.
     match std::panic::catch_unwind(|| cli::dispatch(cli)) {
-        Ok(Ok(())) => ExitCode::SUCCESS,
+        Ok(Ok(())) => code(exit::OK),
         Ok(Err(err)) => {
             let _ = writeln!(std::io::stderr(), "Error: {err:#}");
-            ExitCode::from(engine::error::exit_code(&err) as u8)
+            code(record::error::exit_code(&err))
         }
         Err(payload) => match print_failure(payload.as_ref()) {
-            Some(msg) if msg.contains("Broken pipe") => ExitCode::from(141),
+            Some(msg) if msg.contains("Broken pipe") => code(exit::STDOUT_CLOSED),
             Some(msg) => {
                 let _ = writeln!(std::io::stderr(), "Error: {msg}");
-                ExitCode::from(1)
+                code(exit::FAILED)
             }
             None => std::panic::resume_unwind(payload),
         },
     }
+}
+
+/// The process exit code for one of [`record::exit`]'s codes (all of them fit in a byte).
+fn code(c: i32) -> ExitCode {
+    ExitCode::from(u8::try_from(c).unwrap_or(1))
 }
 
 /// The message of a panic raised by a failed `print!`/`eprint!`, if that is what it was.
@@ -60,7 +70,7 @@ fn print_failure(payload: &(dyn std::any::Any + Send)) -> Option<&str> {
 
 /// `print!` panics when stdout is gone: `cargo diskbench fio --help | head` closes the pipe,
 /// `> /dev/full` fills it. Neither is a bug worth a backtrace: a closed pipe exits quietly
-/// with 141 (128 + SIGPIPE, what a shell reports for tools killed by it), any other write
+/// with `exit::STDOUT_CLOSED` (141: 128 + SIGPIPE, what a shell reports for tools killed by it), any other write
 /// error says what failed and exits 1. Both are non-zero, so a caller never takes a cut-off
 /// report for a whole one.
 fn quiet_on_closed_stdout() {
@@ -71,7 +81,7 @@ fn quiet_on_closed_stdout() {
             // let the panic unwind through the guards; `main` picks the exit code. The stream
             // that failed now goes to /dev/null, so a guard that prints on the way out cannot
             // panic again (a second panic while unwinding would abort and skip the rest).
-            engine::cancel::request();
+            record::cancel::request();
             silence(if msg.contains("stdout") { 1 } else { 2 });
             return;
         }

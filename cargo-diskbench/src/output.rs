@@ -4,11 +4,11 @@
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
-use engine::record::{ColumnId, Headline, Record, StepResult, StepStatus, TestResult};
-use engine::runner::Progress;
+use engine::run::Progress;
 use engine::steps::StepEvent;
-use engine::units::{format_cores_busy, format_figure, format_s};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use record::units::{format_cores_busy, format_figure, format_s};
+use record::{ColumnId, Headline, Record, StepResult, StepStatus, TestResult};
 
 /// Progress of a suite run on stderr.
 pub struct SuiteProgress {
@@ -247,7 +247,7 @@ impl StepEstimates {
             if !meta.is_file() || meta.len() > 64 << 20 {
                 continue;
             }
-            let Some(rec) = engine::input::read_text(&path)
+            let Some(rec) = record::input::read_text(&path)
                 .ok()
                 .and_then(|t| serde_json::from_str::<Record>(&t).ok())
             else {
@@ -326,8 +326,8 @@ pub fn headline(r: &TestResult) -> String {
         return "-".into();
     };
     match r.column().map(|c| c.headline()) {
-        Some(Headline::MibPerSecond) => format!("{} MiB/s", format_figure(d.mib_s)),
-        Some(Headline::Iops) => format!("{} IOPS", format_figure(d.iops)),
+        Some(h @ Headline::MibPerSecond) => format!("{} {}", format_figure(d.mib_s), h.unit()),
+        Some(h @ Headline::Iops) => format!("{} {}", format_figure(d.iops), h.unit()),
         None => format!(
             "{} IOPS, {} MiB/s",
             format_figure(d.iops),
@@ -338,7 +338,7 @@ pub fn headline(r: &TestResult) -> String {
 
 /// Nanoseconds for people: "850 ns", "12.3 µs", "2.31 ms", "1.20 s".
 pub fn latency(ns: u64) -> String {
-    engine::units::format_ns(ns)
+    record::units::format_ns(ns)
 }
 
 /// What to do when a column's passes disagree by more than 5 % (also on the methodology page).
@@ -478,7 +478,7 @@ pub fn steps_table(steps: &[StepResult], vcpus: Option<u32>) -> String {
         "step",
         "verdict",
         "wall",
-        engine::units::CORES_BUSY
+        record::units::CORES_BUSY
     );
     for s in steps {
         let cores = if s.status == StepStatus::Ok {
@@ -508,8 +508,8 @@ pub fn steps_table(steps: &[StepResult], vcpus: Option<u32>) -> String {
     }
     out.push_str(&format!(
         "{}: {} ({}).\n",
-        engine::units::CORES_BUSY,
-        engine::units::CORES_BUSY_MEANS,
+        record::units::CORES_BUSY,
+        record::units::CORES_BUSY_MEANS,
         if vcpus.is_some_and(|v| v > 0) {
             "of the machine's vCPUs"
         } else {
@@ -541,7 +541,7 @@ pub fn left_in_project(
     }
     let mut text = wrap(&out, "", "  ");
     let in_git = cwd.ancestors().any(|d| d.join(".git").exists());
-    let ignored = engine::input::read_text(&cwd.join(".gitignore")).unwrap_or_default();
+    let ignored = record::input::read_text(&cwd.join(".gitignore")).unwrap_or_default();
     let missing: Vec<String> = std::iter::once(results)
         .chain(site)
         .filter(|p| p.is_relative())
@@ -565,7 +565,7 @@ pub fn left_in_project(
 
 /// Write `text` to stdout, or to stderr when stdout carries the JSON record.
 /// `run --like LABEL`: per column, LABEL's figure beside the one measured under its caps.
-pub fn like_table(like: &engine::record::LikeSettings) -> String {
+pub fn like_table(like: &record::LikeSettings) -> String {
     let mut out = format!(
         "like {} (caps from {} on {}):\n{:<11} {:>12} {:>12} {:>8}  note\n",
         like.label,
@@ -701,7 +701,7 @@ mod tests {
 #[cfg(test)]
 mod steps_table_tests {
     use super::*;
-    use engine::record::Bound;
+    use record::Bound;
 
     #[test]
     fn steps_show_their_verdict_or_why_they_did_not_run() {

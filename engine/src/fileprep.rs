@@ -21,8 +21,8 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use crate::record::FilePreparation;
 use crate::testfile::{self, OpenedFile};
+use record::FilePreparation;
 
 /// fio's `fallocate=` modes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -151,7 +151,7 @@ pub fn fresh_allocated(file: &OpenedFile, size: u64, mode: Fallocate) -> Result<
         Fallocate::Native => format!(
             "a new file allocated with fallocate(2) ({}), its blocks reserved but unwritten, as \
              fio's default fallocate=native makes it",
-            crate::job::format_size(size)
+            record::size::format_bytes(size)
         ),
         Fallocate::Posix => {
             "a new file allocated with posix_fallocate (fio --fallocate=posix)".into()

@@ -17,9 +17,9 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use crate::error::usage;
 use crate::fileprep::{Fallocate, PrepOptions};
 use crate::job::{EngineChoice, JobSpec, Layout, Pattern, SyncMode, Termination};
+use record::error::usage;
 
 /// fio's seed when `randrepeat` is on and no `randseed` is given (`FIO_RANDSEED`, 0x89).
 pub const FIO_DEFAULT_RANDSEED: u64 = 0x89;
@@ -216,6 +216,29 @@ pub struct FioInvocation {
     pub prep: PrepOptions,
 }
 
+impl FioInvocation {
+    /// The record's `settings` of this invocation.
+    pub fn settings(&self) -> record::Settings {
+        let (runtime_s, ramp_s) = match self.job.termination {
+            Termination::Time { runtime, ramp } => (runtime.as_secs_f64(), ramp.as_secs_f64()),
+            Termination::Size { runtime_cap } => {
+                (runtime_cap.map(|r| r.as_secs_f64()).unwrap_or(0.0), 0.0)
+            }
+        };
+        record::Settings {
+            suite: "fio".into(),
+            runtime_s,
+            ramp_s,
+            size: self.job.size_per_job,
+            engine: self.job.engine.as_str().into(),
+            seed: self.job.seed,
+            repeat: 1,
+            command_line: Some(self.command_line.clone()),
+            like: None,
+        }
+    }
+}
+
 /// One `--opt[=value]` as given.
 #[derive(Clone, Debug)]
 struct Given {
@@ -302,51 +325,21 @@ fn flag(given: &BTreeMap<&'static str, Given>, name: &str) -> Result<Option<bool
     }
 }
 
-/// A size in fio's default `kb_base=1024` syntax: `4096`, `4k`, `4kb`, `1m`, `2G`, `1t`.
-/// IEC spellings (`4KiB`) are refused: fio reads them as powers of ten in that mode.
+/// A size in fio's default `kb_base=1024` syntax (`record::size`, fio's dialect): `4096`, `4k`,
+/// `4kb`, `1m`, `2G`, `1t`. IEC spellings (`4KiB`) are refused: fio reads them as powers of
+/// ten in that mode, which is rarely what is meant.
 pub fn parse_size(option: &str, text: &str) -> Result<u64> {
-    let bad = || {
-        usage(format!(
-            "--{option}={text}: not a size; use bytes or a k/m/g/t suffix (4k = 4096, 1m, 2g)"
-        ))
-    };
-    let t = text.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, suffix) = t.split_at(split);
-    if num.is_empty() {
-        return Err(bad());
-    }
-    let suffix = suffix.to_ascii_lowercase();
-    let suffix = suffix.strip_suffix('b').unwrap_or(&suffix);
-    if suffix.ends_with('i') {
+    if record::size::is_iec(text) {
         return Err(usage(format!(
             "--{option}={text}: fio's default kb_base=1024 reads IEC prefixes as powers of \
              ten (4KiB = 4000 bytes), which is rarely what is meant; write 4k for 4096"
         )));
     }
-    let multiplier: u64 = match suffix {
-        "" => 1,
-        "k" => 1 << 10,
-        "m" => 1 << 20,
-        "g" => 1 << 30,
-        "t" => 1 << 40,
-        "p" => 1 << 50,
-        _ => return Err(bad()),
-    };
-    let bytes = if num.contains('.') {
-        let f: f64 = num.parse().map_err(|_| bad())?;
-        let b = f * multiplier as f64;
-        if !(b.is_finite() && b >= 0.0 && b.fract() == 0.0 && b < u64::MAX as f64) {
-            return Err(bad());
-        }
-        b as u64
-    } else {
-        let n: u64 = num.parse().map_err(|_| bad())?;
-        n.checked_mul(multiplier).ok_or_else(bad)?
-    };
-    Ok(bytes)
+    record::size::parse_size(text, record::size::SizeDialect::Fio).ok_or_else(|| {
+        usage(format!(
+            "--{option}={text}: not a size; use bytes or a k/m/g/t suffix (4k = 4096, 1m, 2g)"
+        ))
+    })
 }
 
 /// A time in fio's syntax: seconds by default; `us`/`usec`, `ms`/`msec`, `s`/`sec`,
@@ -822,7 +815,7 @@ mod tests {
 
     fn err(line: &str) -> String {
         let e = parse_line(line).expect_err(line);
-        assert_eq!(crate::error::exit_code(&e), 2, "{line}: {e:#}");
+        assert_eq!(record::error::exit_code(&e), 2, "{line}: {e:#}");
         format!("{e:#}")
     }
 

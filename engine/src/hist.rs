@@ -7,7 +7,7 @@ use base64::Engine as _;
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 
-use crate::record::Latency;
+use record::Latency;
 
 /// Highest latency kept exactly; slower I/Os count as 60 s.
 pub const MAX_LAT_NS: u64 = 60_000_000_000;

@@ -2,6 +2,8 @@
 //! or fio syntax), validated before any file is touched, then handed to a backend.
 
 use std::path::PathBuf;
+
+use crate::direct_io::DirectIoAlignment;
 use std::time::Duration;
 
 /// The access pattern, with fio's names in the comments.
@@ -49,50 +51,13 @@ pub enum Termination {
 /// Which I/O backend to use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum EngineChoice {
-    /// The backend per job that `auto_backend` picks; psync where it is refused.
+    /// The backend per job that `BackendKind::auto` picks; psync where it is refused.
     #[default]
     Auto,
     IoUring,
     Psync,
     /// Linux native AIO, the path fio's `libaio` engine takes.
     Libaio,
-}
-
-impl EngineChoice {
-    /// The backend `auto` picks for a job at this depth: on a disk, psync at depth 1 (one
-    /// system call per I/O is the cheapest) and io_uring deeper; on a memory-backed filesystem
-    /// (tmpfs, ramfs) libaio at every depth. On memory every I/O completes inside the system
-    /// call, so a figure there is the cost of the I/O path itself, not of a device: taking
-    /// the path the published harness takes (fio `--ioengine=libaio`) is what keeps it
-    /// comparable with published tmpfs rows. Where the chosen backend is refused, psync.
-    pub fn auto_backend(iodepth: u32, memory_backed: bool) -> BackendKind {
-        if memory_backed {
-            BackendKind::Libaio
-        } else if iodepth > 1 {
-            BackendKind::IoUring
-        } else {
-            BackendKind::Psync
-        }
-    }
-}
-
-/// The I/O backends a job can run on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BackendKind {
-    Psync,
-    IoUring,
-    Libaio,
-}
-
-impl BackendKind {
-    /// The record's `engine.used`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            BackendKind::Psync => "psync",
-            BackendKind::IoUring => "io_uring",
-            BackendKind::Libaio => "libaio",
-        }
-    }
 }
 
 /// Where a job's bytes live.
@@ -135,9 +100,8 @@ pub struct JobSpec {
 
 use std::path::Path;
 
-#[cfg(feature = "measure")]
-use crate::error;
-use crate::record::JobSummary;
+use record::JobSummary;
+use record::error;
 
 impl Pattern {
     /// fio's name of the pattern.
@@ -211,17 +175,6 @@ impl EngineChoice {
     }
 }
 
-/// What validation found out about the place the job runs, needed again when running it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DirectIoAlignment {
-    /// Offsets and lengths must be multiples of this (bytes).
-    pub offset: u64,
-    /// Buffers must start at a multiple of this (bytes).
-    pub memory: u64,
-    /// Where the figures came from: "statx" or "logical block size" or "default".
-    pub source: &'static str,
-}
-
 impl JobSpec {
     /// The folder the job's files live in.
     pub fn dir(&self) -> &Path {
@@ -270,7 +223,6 @@ impl JobSpec {
 
     /// Check the job before any file is touched. Each failure is a one-line usage error
     /// (exit 2) naming the fio option. Returns the direct-I/O alignment of the job's folder.
-    #[cfg(feature = "measure")]
     pub fn validate(&self) -> anyhow::Result<DirectIoAlignment> {
         let bs = self.block_size;
         if self.name.is_empty() {
@@ -380,7 +332,7 @@ impl JobSpec {
                 ),
             }));
         }
-        let align = crate::testfile::direct_io_alignment(dir, &self.files());
+        let align = crate::direct_io::direct_io_alignment(dir, &self.files());
         if self.direct && !bs.is_multiple_of(align.offset) {
             return Err(error::usage(format!(
                 "--bs {bs}: not a multiple of the {}-byte direct-I/O alignment of {}; use a multiple of {}",
@@ -393,64 +345,9 @@ impl JobSpec {
     }
 }
 
-/// Parse a size as people type it: "4096", "4k", "512M", "2G", "1GiB", "1t" (binary units,
-/// as fio reads them). None when it is not a size.
-pub fn parse_size(text: &str) -> Option<u64> {
-    let t = text.trim();
-    let digits_end = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    if digits_end == 0 {
-        return None;
-    }
-    let number: u64 = t[..digits_end].parse().ok()?;
-    let unit = t[digits_end..].trim().to_ascii_lowercase();
-    let shift = match unit.as_str() {
-        "" | "b" => 0,
-        "k" | "kb" | "kib" => 10,
-        "m" | "mb" | "mib" => 20,
-        "g" | "gb" | "gib" => 30,
-        "t" | "tb" | "tib" => 40,
-        _ => return None,
-    };
-    number.checked_mul(1u64 << shift)
-}
-
-/// A byte count for people: "512 B", "4 KiB", "1 GiB", "1.5 GiB".
-pub fn format_size(bytes: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut value = bytes as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit < UNITS.len() - 1 {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 || value.fract() == 0.0 {
-        format!("{value:.0} {}", UNITS[unit])
-    } else {
-        format!("{value:.1} {}", UNITS[unit])
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sizes_parse_in_binary_units() {
-        assert_eq!(parse_size("4096"), Some(4096));
-        assert_eq!(parse_size("4k"), Some(4096));
-        assert_eq!(parse_size("512M"), Some(512 << 20));
-        assert_eq!(parse_size("2G"), Some(2 << 30));
-        assert_eq!(parse_size("1GiB"), Some(1 << 30));
-        assert_eq!(parse_size("16MB"), Some(16 << 20));
-        assert_eq!(parse_size(" 1t "), Some(1 << 40));
-        assert_eq!(parse_size(""), None);
-        assert_eq!(parse_size("M"), None);
-        assert_eq!(parse_size("-1"), None);
-        assert_eq!(parse_size("1.5G"), None);
-        assert_eq!(parse_size("12Q"), None);
-        assert_eq!(parse_size("99999999999999999999"), None);
-        assert_eq!(parse_size("99999999999T"), None);
-    }
 
     fn job(dir: &Path) -> JobSpec {
         JobSpec {
@@ -536,7 +433,7 @@ mod tests {
             let mut j = good.clone();
             change(&mut j);
             let err = j.validate().unwrap_err();
-            assert_eq!(crate::error::exit_code(&err), crate::error::exit::USAGE);
+            assert_eq!(record::error::exit_code(&err), record::exit::USAGE);
             let msg = err.to_string();
             assert!(
                 msg.starts_with(needle),
@@ -566,13 +463,5 @@ mod tests {
         assert_eq!(j.files().len(), 4);
         assert_eq!(j.files()[3], (PathBuf::from("/d/p.3"), 1 << 20));
         assert_eq!(j.summary().rw, "randread");
-    }
-
-    #[test]
-    fn sizes_format_for_people() {
-        assert_eq!(format_size(512), "512 B");
-        assert_eq!(format_size(4096), "4 KiB");
-        assert_eq!(format_size(1 << 30), "1 GiB");
-        assert_eq!(format_size(3 << 29), "1.5 GiB");
     }
 }

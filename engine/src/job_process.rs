@@ -32,7 +32,7 @@ use serde::{Deserialize, Serialize};
 use crate::backend::IoKind;
 use crate::cpu::{CpuTime, mono_ns};
 use crate::hist::LatencyHist;
-use crate::runner::{Gate, Plan, WorkerError, WorkerStats, run_worker};
+use crate::job_loop::{Gate, Plan, WorkerError, WorkerStats, run_worker};
 use crate::testfile::OpenedFile;
 
 /// A flag every job process sees: one page of anonymous shared memory.
@@ -165,7 +165,7 @@ fn drain(fd: RawFd, into: &mut Vec<u8>) -> bool {
 
 /// In a job process: say "ready" and wait for "go". Returns the start time (CLOCK_MONOTONIC
 /// ns), or None when the parent says stop or is gone.
-pub(crate) fn wait_for_go(ready: RawFd, go: RawFd) -> Option<u64> {
+fn wait_for_go(ready: RawFd, go: RawFd) -> Option<u64> {
     write_all(ready, &[1]).ok()?;
     let mut buf = [0u8; 8];
     let mut got = 0;
@@ -459,13 +459,9 @@ pub(crate) fn run_jobs(
                 result.write,
                 file.file.as_raw_fd(),
             ];
-            let child_plan = plan.with_gate(
-                Gate::Pipes {
-                    ready: jobs.ready.write,
-                    go: jobs.go.read,
-                },
-                abort,
-            );
+            let (ready, go) = (jobs.ready.write, jobs.go.read);
+            let wait = move || wait_for_go(ready, go);
+            let child_plan = plan.with_gate(Gate::Wait(&wait), abort);
             let outcome = catch_unwind(AssertUnwindSafe(|| {
                 run_child(&child_plan, index as u32, file, parent, &keep, result.write)
             }));
@@ -528,7 +524,7 @@ pub(crate) fn run_jobs(
             said_ready += ready_bytes.len();
         }
         jobs.wait_nohang();
-        let stop = crate::cancel::requested() || abort.load(Ordering::Relaxed);
+        let stop = record::cancel::requested() || abort.load(Ordering::Relaxed);
         let one_ended = jobs.children.iter().any(|c| c.ended.is_some());
         if !jobs.released && said_ready >= n && !stop && !one_ended {
             let start = mono_ns().max(1);
@@ -572,7 +568,7 @@ fn outcome(
         // A job stopped by the flag still says so; one without a word was ended from outside:
         // Ctrl-C or SIGTERM sent to the whole group, or this parent after STOP_GRACE (the
         // job that failed first is named by its own outcome).
-        Err(_) if crate::cancel::requested() || child.killed => Err(WorkerError::Aborted),
+        Err(_) if record::cancel::requested() || child.killed => Err(WorkerError::Aborted),
         Err(e) => {
             let how = match child.ended.flatten() {
                 Some(status) if libc::WIFSIGNALED(status) => {

@@ -20,23 +20,17 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-#[cfg(feature = "measure")]
 use anyhow::Result;
 
-#[cfg(feature = "measure")]
-use crate::error;
-#[cfg(feature = "measure")]
+use crate::direct_io::{self, DirectIoAlignment};
 use crate::fileprep::{self, Fallocate};
-#[cfg(feature = "measure")]
-use crate::job::{DirectIoAlignment, format_size};
 use crate::job::{EngineChoice, JobSpec, Layout, Pattern, SyncMode, Termination};
-#[cfg(feature = "measure")]
-use crate::record::FilePreparation;
-use crate::record::{ColumnId, Repeats, TestResult};
-#[cfg(feature = "measure")]
-use crate::runner::{self, Progress, ProgressFn};
-#[cfg(feature = "measure")]
+use crate::run::{self, Progress, ProgressFn};
 use crate::testfile::{self, OpenedFile, ScratchDir};
+use record::FilePreparation;
+use record::error;
+use record::size::format_bytes as format_size;
+use record::{ColumnId, Repeats, TestResult};
 
 /// The order the columns run in (see the module docs for why).
 pub const RUN_ORDER: [ColumnId; 6] = [
@@ -98,7 +92,6 @@ impl SuiteOptions {
             .collect()
     }
 
-    #[cfg(feature = "measure")]
     /// Check the options (usage errors name the option), before any file is touched.
     pub fn validate(&self) -> Result<()> {
         if !self.dir.is_dir() {
@@ -140,7 +133,7 @@ impl SuiteOptions {
                 self.size / MIB
             )));
         }
-        let align = testfile::direct_io_alignment(&self.dir, &[]);
+        let align = direct_io::direct_io_alignment(&self.dir, &[]);
         if !4096u64.is_multiple_of(align.offset) {
             return Err(error::usage(format!(
                 "--dir {}: its filesystem needs {}-byte aligned direct I/O, more than the suite's 4 KiB blocks; use another --dir",
@@ -152,6 +145,22 @@ impl SuiteOptions {
     }
 
     /// Roughly how long the suite takes (for the ETA).
+    /// The record's `settings` of a run of the suite with these options (and the `--like`
+    /// caps it ran under).
+    pub fn settings(&self, like: Option<record::LikeSettings>) -> record::Settings {
+        record::Settings {
+            suite: "standard".into(),
+            runtime_s: self.runtime.as_secs_f64(),
+            ramp_s: self.ramp.as_secs_f64(),
+            size: self.size,
+            engine: self.engine.as_str().into(),
+            seed: self.seed,
+            repeat: self.repeat,
+            command_line: None,
+            like,
+        }
+    }
+
     pub fn expected_s(&self) -> f64 {
         (self.runtime + self.ramp).as_secs_f64() * self.columns().len() as f64 * self.repeat as f64
     }
@@ -160,22 +169,22 @@ impl SuiteOptions {
 /// The job of one column, its files in `dir`: one per job, `<column>.<job index>`, each
 /// `opts.size` bytes (fio's `--size` is per job; the harness names them `{name}.$jobnum`).
 pub fn column_job(column: ColumnId, opts: &SuiteOptions, dir: &Path) -> JobSpec {
-    const KIB4: u64 = 4096;
-    const MIB: u64 = 1 << 20;
-    let (pattern, block_size, iodepth, numjobs, sync) = match column {
-        ColumnId::SeqRead => (Pattern::Read, MIB, 32, 1, SyncMode::None),
-        ColumnId::SeqWrite => (Pattern::Write, MIB, 32, 1, SyncMode::None),
-        ColumnId::RandRead => (Pattern::RandRead, KIB4, 32, 4, SyncMode::None),
-        ColumnId::RandWrite => (Pattern::RandWrite, KIB4, 32, 4, SyncMode::None),
-        ColumnId::Qd1Read => (Pattern::RandRead, KIB4, 1, 1, SyncMode::None),
-        ColumnId::SyncWrite => (Pattern::Write, KIB4, 1, 1, SyncMode::Fdatasync(1)),
+    let settings = column.settings();
+    let pattern = match settings.rw {
+        "read" => Pattern::Read,
+        "write" => Pattern::Write,
+        "randread" => Pattern::RandRead,
+        _ => Pattern::RandWrite,
     };
+    let sync = settings
+        .fdatasync_every
+        .map_or(SyncMode::None, SyncMode::Fdatasync);
     JobSpec {
         name: column.as_str().into(),
         pattern,
-        block_size,
-        iodepth,
-        numjobs,
+        block_size: settings.block_bytes,
+        iodepth: settings.iodepth,
+        numjobs: settings.numjobs,
         // A file per job, each job over the whole of its own file in its own random order, as
         // the harness's `--numjobs 4 --filename_format={name}.$jobnum`: four jobs convert
         // four new files' blocks from unwritten, and read four files' worth of data.
@@ -197,7 +206,6 @@ pub fn column_job(column: ColumnId, opts: &SuiteOptions, dir: &Path) -> JobSpec 
     }
 }
 
-#[cfg(feature = "measure")]
 /// Run the suite: every selected column, `repeat` times. Test files live in a private folder
 /// under `opts.dir`, removed when this returns (success, error, Ctrl-C). Results come in
 /// `ColumnId::ALL` order; with repeats, each is the median pass with the spread.
@@ -230,7 +238,7 @@ pub fn run_suite(opts: &SuiteOptions, progress: &mut ProgressFn<'_>) -> Result<V
             let spec = column_job(column, opts, scratch.path());
             let align = spec.validate()?;
             let (files, prep) = prepare_column_files(&spec, &align, progress)?;
-            let mut result = runner::execute(&spec, &align, &files, progress)?;
+            let mut result = run::execute(&spec, &align, &files, progress)?;
             result.file_preparation = Some(prep);
             drop(files);
             // Every column and pass starts from new files; free the room now.
@@ -259,7 +267,6 @@ pub fn run_suite(opts: &SuiteOptions, progress: &mut ProgressFn<'_>) -> Result<V
         .collect())
 }
 
-#[cfg(feature = "measure")]
 /// Create and prepare a column's files (one per job, none there before) as the published
 /// harness does: a read column's are written with real, incompressible data from start to end
 /// and synced (unmeasured), a write column's are new and allocated as fio allocates them by
@@ -349,4 +356,25 @@ pub fn median_pass(mut runs: Vec<TestResult>) -> TestResult {
         within_5pct: Some(spread_pct <= REPEATABLE_SPREAD_PCT),
     });
     chosen
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The job the suite runs is the one a record names for the column (the record crate's
+    /// table), field for field: an import or the methodology page cannot disagree with it.
+    #[test]
+    fn each_column_runs_the_settings_its_table_names() {
+        let opts = SuiteOptions::default();
+        for c in ColumnId::ALL {
+            let job = column_job(c, &opts, Path::new("."));
+            assert_eq!(
+                job.summary(),
+                record::JobSummary::of_column(c, opts.size),
+                "{c}"
+            );
+            assert_eq!(job.pattern.fio_name(), c.settings().rw, "{c}");
+        }
+    }
 }

@@ -10,8 +10,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use crate::job::{DirectIoAlignment, SyncMode, format_size};
-use crate::prng::FastRng;
+use crate::direct_io::DirectIoAlignment;
+use crate::job::SyncMode;
+use record::random::FastRng;
+use record::size::format_bytes as format_size;
 
 /// Test-only switch: pretend the filesystem refused O_DIRECT (EINVAL at open). Goes through the
 /// same code path as a real refusal.
@@ -31,7 +33,7 @@ pub struct ScratchDir {
 impl ScratchDir {
     /// Create `<parent>/.diskbench-<id>/`.
     pub fn create(parent: &Path) -> Result<ScratchDir> {
-        let path = parent.join(format!(".diskbench-{}", crate::results::new_id()));
+        let path = parent.join(format!(".diskbench-{}", record::random::new_id()));
         fs::create_dir(&path)
             .with_context(|| format!("cannot create the test folder {}", path.display()))?;
         let dir = ScratchDir {
@@ -96,7 +98,7 @@ pub fn stale_scratch_dirs(parent: &Path) -> Vec<StaleScratch> {
             continue;
         }
         let path = e.path();
-        let owner = crate::input::read_limited(&path.join(OWNER_FILE), 64)
+        let owner = record::input::read_limited(&path.join(OWNER_FILE), 64)
             .ok()
             .and_then(|b| String::from_utf8(b).ok())
             .and_then(|t| t.trim().parse::<i32>().ok())
@@ -163,75 +165,6 @@ impl Drop for CreatedFiles {
     }
 }
 
-/// The direct-I/O alignment that applies in `dir`: statx STATX_DIOALIGN on an existing job
-/// file or the folder, else the block device's logical block size, else 512.
-pub fn direct_io_alignment(dir: &Path, files: &[(PathBuf, u64)]) -> DirectIoAlignment {
-    let candidates = files
-        .iter()
-        .map(|(p, _)| p.as_path())
-        .filter(|p| p.is_file())
-        .chain(std::iter::once(dir));
-    for p in candidates {
-        if let Some((mem, off)) = statx_dioalign(p)
-            && off > 0
-        {
-            return DirectIoAlignment {
-                offset: off as u64,
-                memory: (mem as u64).max(1),
-                source: "statx",
-            };
-        }
-    }
-    if let Some(lbs) = logical_block_size(dir) {
-        return DirectIoAlignment {
-            offset: lbs,
-            memory: lbs,
-            source: "logical block size",
-        };
-    }
-    DirectIoAlignment {
-        offset: 512,
-        memory: 512,
-        source: "default",
-    }
-}
-
-/// (memory, offset) alignment from statx, when the filesystem reports it for this path.
-pub fn statx_dioalign(path: &Path) -> Option<(u32, u32)> {
-    let c = CString::new(path.as_os_str().as_bytes()).ok()?;
-    // SAFETY: a zeroed statx is a valid value for the kernel to fill.
-    let mut stx: libc::statx = unsafe { std::mem::zeroed() };
-    // SAFETY: `c` is a NUL-terminated path and `stx` a writable statx we own.
-    let rc = unsafe {
-        libc::statx(
-            libc::AT_FDCWD,
-            c.as_ptr(),
-            0,
-            libc::STATX_DIOALIGN,
-            &mut stx,
-        )
-    };
-    if rc != 0 || stx.stx_mask & libc::STATX_DIOALIGN == 0 {
-        return None;
-    }
-    Some((stx.stx_dio_mem_align, stx.stx_dio_offset_align))
-}
-
-/// The logical block size of the device under `dir`, from sysfs.
-fn logical_block_size(dir: &Path) -> Option<u64> {
-    let dev = fs::metadata(dir).ok()?.dev();
-    // SAFETY: major/minor are pure arithmetic on the device number.
-    let (major, minor) = (libc::major(dev), libc::minor(dev));
-    if major == 0 {
-        return None; // no block device (tmpfs, overlay, network filesystems)
-    }
-    let base = PathBuf::from(format!("/sys/dev/block/{major}:{minor}"));
-    let read = |p: PathBuf| -> Option<u64> { fs::read_to_string(p).ok()?.trim().parse().ok() };
-    read(base.join("queue/logical_block_size"))
-        .or_else(|| read(base.join("../queue/logical_block_size")))
-        .filter(|&v| v >= 512 && v.is_power_of_two())
-}
-
 /// An open test file and how it was opened.
 #[derive(Debug)]
 pub struct OpenedFile {
@@ -262,7 +195,7 @@ fn require_regular(file: &fs::File, path: &Path) -> Result<()> {
         .with_context(|| format!("cannot stat the test file {}", path.display()))?
         .file_type();
     if !ft.is_file() {
-        return Err(crate::error::usage(format!(
+        return Err(record::error::usage(format!(
             "{}: not a regular file; test data is only written into regular files (remove it or \
              choose another name or folder)",
             path.display()
@@ -334,7 +267,7 @@ fn open_test_file_unchecked(path: &Path, direct: bool, sync: SyncMode) -> Result
 /// The open error, with ELOOP (O_NOFOLLOW met a symlink) said plainly and as a usage error.
 fn symlink_refused(path: &Path, e: io::Error) -> anyhow::Error {
     if e.raw_os_error() == Some(libc::ELOOP) {
-        crate::error::usage(format!(
+        record::error::usage(format!(
             "{}: a symlink; test data is never written through a symlink (remove it or give \
              the real file)",
             path.display()
@@ -556,8 +489,8 @@ fn write_data(
     let mut off = 0;
     let mut reported = 0;
     while off < to {
-        if crate::cancel::requested() {
-            return Err(crate::error::interrupted());
+        if record::cancel::requested() {
+            return Err(record::error::interrupted());
         }
         let len = (to - off).min(chunk) as usize;
         buf.refresh(&mut rng);
@@ -566,8 +499,8 @@ fn write_data(
             if is_no_space(errno) {
                 return Err(no_space_error(path, errno, to, size_option));
             }
-            if e.kind() == io::ErrorKind::Interrupted && crate::cancel::requested() {
-                return Err(crate::error::interrupted());
+            if e.kind() == io::ErrorKind::Interrupted && record::cancel::requested() {
+                return Err(record::error::interrupted());
             }
             return Err(e)
                 .with_context(|| format!("cannot lay out the test file {}", path.display()));
@@ -659,11 +592,5 @@ mod tests {
         assert_ne!(before, b.as_slice());
         // Only the stamped words changed.
         assert_eq!(before[8..512], b.as_slice()[8..512]);
-    }
-
-    #[test]
-    fn alignment_is_a_power_of_two() {
-        let a = direct_io_alignment(Path::new("."), &[]);
-        assert!(a.offset.is_power_of_two() && a.offset >= 512, "{a:?}");
     }
 }

@@ -15,7 +15,7 @@ fn main() -> anyhow::Result<()> {
     let mut n = 0;
     for r in 0..fleet.runners.len() {
         for run in 0..fleet.runs_per_runner {
-            engine::results::write_record(&dir, &fleet.record(r, run))?;
+            record::results::write_record(&dir, &fleet.record(r, run))?;
             n += 1;
         }
     }

@@ -3,10 +3,10 @@
 
 use anyhow::{Result, anyhow};
 use base64::Engine as _;
-use engine::record::ColumnId;
 use hdrhistogram::Histogram as HdrHistogram;
 use hdrhistogram::serialization::Deserializer;
 use plotters::prelude::*;
+use record::ColumnId;
 
 /// One colour per column, readable on light and dark backgrounds.
 pub const COLUMN_COLOURS: [(u8, u8, u8); 6] = [

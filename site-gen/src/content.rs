@@ -34,8 +34,8 @@ pub fn pages(dir: Option<&Path>) -> Result<Vec<Page>> {
         for e in rd.filter_map(|e| e.ok()) {
             let p = e.path();
             if p.extension().is_some_and(|x| x == "md") {
-                let text = engine::input::read_text(&p).map_err(|e| {
-                    engine::error::usage(format!("--content: {}: {e}", p.display()))
+                let text = record::input::read_text(&p).map_err(|e| {
+                    record::error::usage(format!("--content: {}: {e}", p.display()))
                 })?;
                 let stem = p
                     .file_stem()
@@ -47,19 +47,19 @@ pub fn pages(dir: Option<&Path>) -> Result<Vec<Page>> {
         }
     }
     // Facts that live in code or in the published data come into the pages from there.
-    let facts = crate::page_facts::PageFacts::from_code();
+    let facts = crate::page_facts::PageFacts::from_code()?;
     sources
         .into_iter()
         .map(|(name, md)| {
             // A bad placeholder can only come from a `--content` page (the built-in ones are
             // tested), so it is a usage error that names the page.
             let md = crate::page_facts::expand(&md, &facts).map_err(|e| {
-                engine::error::usage(format!(
+                record::error::usage(format!(
                     "--content: {name}.md: {e}; see the README (--content) for the placeholders"
                 ))
             })?;
             let (title, html) = render(&md);
-            let name = engine::results::slug(&name);
+            let name = record::results::slug(&name);
             Ok(Page {
                 title: title.unwrap_or_else(|| name.clone()),
                 name,

@@ -9,204 +9,24 @@
 //! interval excludes zero. An experiment on the step (`what_if`, changing the disk and nothing
 //! else) outranks all of this.
 //!
-//! The statistics live in [`rank`], the sentences in [`wording`], the scatter plots in
-//! [`plot`] and the machine-readable copy in [`export`]; this module decides.
+//! What an analysis found is typed in `analysis`; the statistics live in [`rank`], the
+//! sentences in [`wording`], the scatter plots in [`plot`] and the machine-readable copy in
+//! [`export`]; this module decides.
 
+mod analysis;
 pub mod export;
 pub mod plot;
 pub mod rank;
 pub mod wording;
 
+pub use analysis::*;
+
 use std::collections::BTreeMap;
 
-use engine::record::{Bound, ColumnId, StorageClass};
+use record::{Bound, ColumnId};
 
 use crate::model::{Dataset, RunnerSummary};
 use rank::{RESAMPLES, RankSample, SEED, TIE_TOLERANCE};
-
-/// Fewer runners than this and no call is made.
-pub const MIN_RUNNERS: usize = 5;
-/// Whole-second timings are too coarse when one second is more than this share of the step's
-/// median time: the ranks would mostly order rounding.
-pub const MAX_RESOLUTION_SHARE: f64 = 0.10;
-
-/// What a step's time is ranked against.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Figure {
-    Column(ColumnId),
-    CpuSingle,
-    CpuMulti,
-}
-
-/// What a figure stands for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Family {
-    Latency,
-    Bandwidth,
-    Cpu,
-}
-
-pub fn is_latency_column(c: ColumnId) -> bool {
-    matches!(c, ColumnId::Qd1Read | ColumnId::SyncWrite)
-}
-
-impl Figure {
-    pub const ALL: [Figure; 8] = [
-        Figure::Column(ColumnId::SeqRead),
-        Figure::Column(ColumnId::SeqWrite),
-        Figure::Column(ColumnId::RandRead),
-        Figure::Column(ColumnId::RandWrite),
-        Figure::Column(ColumnId::Qd1Read),
-        Figure::Column(ColumnId::SyncWrite),
-        Figure::CpuSingle,
-        Figure::CpuMulti,
-    ];
-
-    /// The id used in `data/steps.json`: a column id, `cpu-single` or `cpu-multi`.
-    pub fn id(self) -> &'static str {
-        match self {
-            Figure::Column(c) => c.as_str(),
-            Figure::CpuSingle => "cpu-single",
-            Figure::CpuMulti => "cpu-multi",
-        }
-    }
-
-    pub fn title(self) -> &'static str {
-        match self {
-            Figure::Column(c) => c.title(),
-            Figure::CpuSingle => "CPU, one thread",
-            Figure::CpuMulti => "CPU, all threads",
-        }
-    }
-
-    pub fn family(self) -> Family {
-        match self {
-            Figure::Column(c) if is_latency_column(c) => Family::Latency,
-            Figure::Column(_) => Family::Bandwidth,
-            _ => Family::Cpu,
-        }
-    }
-
-    pub fn is_cpu(self) -> bool {
-        self.family() == Family::Cpu
-    }
-}
-
-/// What a step follows across runners (the `follows` of `data/steps.json`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Follows {
-    Latency,
-    Bandwidth,
-    Cpu,
-    /// Enough runners, but no controlled link is clear: the data cannot tell.
-    Neither,
-    /// Too few runners, or too little variety among them, to try.
-    TooFew,
-}
-
-impl Follows {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Follows::Latency => "latency",
-            Follows::Bandwidth => "bandwidth",
-            Follows::Cpu => "cpu",
-            Follows::Neither => "neither",
-            Follows::TooFew => "too-few",
-        }
-    }
-
-    fn of(f: Family) -> Follows {
-        match f {
-            Family::Latency => Follows::Latency,
-            Family::Bandwidth => Follows::Bandwidth,
-            Family::Cpu => Follows::Cpu,
-        }
-    }
-}
-
-/// How the call was made.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum By {
-    Experiment,
-    Correlation,
-}
-
-impl By {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            By::Experiment => "experiment",
-            By::Correlation => "correlation",
-        }
-    }
-}
-
-/// Why no call was made from the correlations.
-#[derive(Clone, Debug, PartialEq)]
-pub enum NoCall {
-    /// Fewer than [`MIN_RUNNERS`] runners have the step's time and figures.
-    TooFewRunners { n: usize },
-    /// Every column's figure is about the same on every runner (within the tie tolerance).
-    OneDiskFigure,
-    /// The step took the same time everywhere.
-    TimeDoesNotVary,
-    /// Published whole-second times, and one second is a large share of the step.
-    CoarseTimes { median_s: f64 },
-    /// No CPU figures (of one benchmark) on enough runners to hold the CPU fixed.
-    NoCpuFigures,
-    /// Controlled figures computed, but no interval lies clear of zero.
-    Undecided,
-}
-
-/// A runner's point on a scatter plot.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Point {
-    pub label: String,
-    pub class: StorageClass,
-    pub imported: bool,
-    /// The figure (MiB/s, IOPS or CPU score).
-    pub x: f64,
-    pub time_s: f64,
-}
-
-/// One step against one figure across runners.
-#[derive(Clone, Debug)]
-pub struct Link {
-    pub figure: Figure,
-    /// Runners with both the figure and the step's time.
-    pub points: Vec<Point>,
-    /// Spearman's rho of figure and time over `points` (negative: a better figure, a faster step).
-    pub rho: Option<f64>,
-    /// What was held fixed for `rho_controlled`: the CPU for a disk figure, the deciding disk
-    /// figure for a CPU figure.
-    pub held: Option<Figure>,
-    pub rho_controlled: Option<f64>,
-    /// Runners with the figure, the time and the held figure.
-    pub n_controlled: usize,
-    /// Percentile bootstrap interval of `rho_controlled` ([`rank::COVERAGE`]).
-    pub interval: Option<rank::Interval>,
-    /// Share of resamples where `rho_controlled` was defined.
-    pub defined_share: f64,
-}
-
-impl Link {
-    /// Whether the controlled link is clear: the interval lies entirely below zero.
-    pub fn clear(&self) -> bool {
-        self.interval.is_some_and(|i| i.hi < 0.0) && self.rho_controlled.is_some_and(|r| r < 0.0)
-    }
-}
-
-/// Two runners on the same CPU level (both CPU figures within the tie tolerance) and
-/// different disks.
-#[derive(Clone, Debug, PartialEq)]
-pub struct DiskOnlyPair {
-    pub disk: ColumnId,
-    /// (label, class, disk figure, step time) of the runner with the better disk first.
-    pub better: (String, StorageClass, f64, f64),
-    pub worse: (String, StorageClass, f64, f64),
-}
-
-/// At least this ratio between two runners' disk figures makes them a pair "differing in disk".
-pub const PAIR_DISK_RATIO: f64 = 2.0;
 
 fn disk_only_pair(
     timed: &[(&RunnerSummary, f64)],
@@ -250,58 +70,6 @@ fn disk_only_pair(
         }
     }
     best.map(|b| b.1)
-}
-
-/// A verdict by experiment on one runner, which outranks the correlations.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Experiment {
-    pub runner: String,
-    pub bound: Bound,
-    pub why: String,
-}
-
-#[derive(Clone, Debug)]
-pub struct StepAnalysis {
-    pub id: String,
-    pub name: String,
-    /// The job the step belongs to: `cargo-diskbench` for this tool's steps, else the
-    /// published suite.
-    pub suite: String,
-    /// Runners with a time for the step.
-    pub n: usize,
-    /// Runners whose times are all imported (published), never shown as measured.
-    pub imported_runners: usize,
-    /// Every link: six columns, then both CPU figures.
-    pub links: Vec<Link>,
-    /// The CPU benchmark whose figures were used, and runners left out because their CPU
-    /// figures come from another benchmark.
-    pub cpu_benchmark: Option<String>,
-    pub cpu_other_benchmark: usize,
-    /// The CPU figure held fixed for the disk figures.
-    pub cpu_held: Option<Figure>,
-    /// The disk figure with the strongest link with the CPU held fixed (held fixed for the CPU).
-    pub best_disk: Option<ColumnId>,
-    /// The figure that decided the call, when one did.
-    pub deciding: Option<Figure>,
-    pub follows: Follows,
-    pub by: By,
-    pub no_call: Option<NoCall>,
-    /// What the correlations alone would say when an experiment decided.
-    pub follows_by_correlation: Follows,
-    pub experiment: Option<Experiment>,
-    /// Runners where the step failed at least once (in the window).
-    pub failed_runners: usize,
-    /// Two runners with about the same CPU whose disk figure differs most: the closest thing
-    /// to an experiment the data holds. Shown beside the call, never used to make it.
-    pub disk_only_pair: Option<DiskOnlyPair>,
-    /// The conclusion in words (plain text).
-    pub conclusion: String,
-}
-
-impl StepAnalysis {
-    pub fn link(&self, f: Figure) -> Option<&Link> {
-        self.links.iter().find(|l| l.figure == f)
-    }
 }
 
 /// Experiments per step id: the `what_if` verdicts (CONTRACT section 5,

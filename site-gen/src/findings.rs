@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use engine::record::{ColumnId, Headline, StorageClass};
+use record::{ColumnId, Headline, StorageClass};
 
 use crate::html::esc;
 use crate::model::{Dataset, RunnerSummary, by_class};
@@ -395,10 +395,7 @@ fn class_ranges(ds: &Dataset, out: &mut Vec<Finding>) {
             if n > 0 {
                 s.t("; ");
             }
-            let unit = match c.headline() {
-                Headline::MibPerSecond => "MiB/s",
-                Headline::Iops => "IOPS",
-            };
+            let unit = c.headline().unit();
             // One runner with the figure (or all alike): one value, not "1,294–1,294".
             let figure = if v.len() == 1 {
                 format!("{} {unit} (one runner)", fmt_sig(lo))
@@ -420,10 +417,10 @@ fn class_ranges(ds: &Dataset, out: &mut Vec<Finding>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::load::LoadedRecord;
     use crate::testdata::Fleet;
+    use record::load::LoadedRecord;
 
-    fn dataset(keep: impl Fn(&engine::record::Record) -> bool) -> Dataset {
+    fn dataset(keep: impl Fn(&record::Record) -> bool) -> Dataset {
         let recs = Fleet::small()
             .records()
             .into_iter()

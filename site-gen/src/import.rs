@@ -9,8 +9,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use engine::record::*;
+use record::*;
 use serde_json::Value;
+
+use crate::csv_table::{CsvTable, check_csv_date, stable_id};
 
 /// Options beyond the files and the results folder.
 #[derive(Clone, Debug, Default)]
@@ -36,14 +38,14 @@ pub fn import_files_with(
     opts: &ImportOptions,
 ) -> Result<Vec<PathBuf>> {
     if files.is_empty() {
-        return Err(engine::error::usage(
+        return Err(record::error::usage(
             "import: no FILE given; pass fio JSON output or a CSV of published figures",
         ));
     }
     // Parse everything first: one bad file and nothing is written.
     let mut parsed = Vec::new();
     for f in files {
-        engine::cancel::check()?;
+        record::cancel::check()?;
         parsed.push(parse_file(f, opts)?);
     }
     // Ids come from the content alone, so the same figures imported again (by another path, or
@@ -53,12 +55,12 @@ pub fn import_files_with(
     for imp in parsed {
         let mut again = 0;
         for rec in imp.records {
-            engine::cancel::check()?;
+            record::cancel::check()?;
             if !present.insert(rec.id.clone()) {
                 again += 1; // already imported
                 continue;
             }
-            written.push(engine::results::write_record(results, &rec)?);
+            written.push(record::results::write_record(results, &rec)?);
         }
         if again > 0 {
             // Never silent: a user who imports a corrected file must see that nothing changed.
@@ -79,7 +81,7 @@ fn existing_ids(results: &Path) -> Result<std::collections::HashSet<String>> {
         return Ok(ids);
     }
     if !results.is_dir() {
-        return Err(engine::error::usage(format!(
+        return Err(record::error::usage(format!(
             "--results {}: not a folder; give the results folder",
             results.display()
         )));
@@ -88,9 +90,9 @@ fn existing_ids(results: &Path) -> Result<std::collections::HashSet<String>> {
     struct IdOnly {
         id: String,
     }
-    for path in crate::load::json_files(results)? {
-        engine::cancel::check()?;
-        if let Ok(bytes) = engine::input::read(&path)
+    for path in record::load::json_files(results)? {
+        record::cancel::check()?;
+        if let Ok(bytes) = record::input::read(&path)
             && let Ok(r) = serde_json::from_slice::<IdOnly>(&bytes)
         {
             ids.insert(r.id);
@@ -101,8 +103,8 @@ fn existing_ids(results: &Path) -> Result<std::collections::HashSet<String>> {
 
 /// Read one file and turn it into records, by content: JSON for fio, otherwise CSV.
 pub fn parse_file(path: &Path, opts: &ImportOptions) -> Result<Imported> {
-    let text = engine::input::read_text(path)
-        .map_err(|e| engine::error::usage(format!("{}: {e}", path.display())))?;
+    let text = record::input::read_text(path)
+        .map_err(|e| record::error::usage(format!("{}: {e}", path.display())))?;
     let shown = path.display().to_string();
     // The record names the file, not the path typed at import (`../x/fio.json` means nothing
     // on the page or on another machine); messages here keep the typed path.
@@ -112,10 +114,10 @@ pub fn parse_file(path: &Path, opts: &ImportOptions) -> Result<Imported> {
         .unwrap_or_else(|| shown.clone());
     // A reader stopped by Ctrl-C is an interruption (exit 130), anything else bad input (2).
     let refused = |e: String| {
-        if engine::cancel::requested() {
-            engine::error::interrupted()
+        if record::cancel::requested() {
+            record::error::interrupted()
         } else {
-            engine::error::usage(format!("{shown}: {e}"))
+            record::error::usage(format!("{shown}: {e}"))
         }
     };
     let records = if looks_like_json(&text) {
@@ -141,88 +143,7 @@ fn looks_like_json(text: &str) -> bool {
     text.lines().any(|l| l.trim_start().starts_with('{'))
 }
 
-/// FNV-1a, 64 bits: a stable id from content (not for security).
-pub(crate) fn stable_id(parts: &[&str]) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for p in parts {
-        for b in p.bytes().chain(std::iter::once(0)) {
-            h ^= b as u64;
-            h = h.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-    }
-    format!("{h:016x}")
-}
-
-/// The job of a standard column, for records that only carry the figures: the suite's own
-/// job table (`engine::suite::column_job`), so an import can never disagree with what the
-/// suite runs.
-pub(crate) fn column_job(c: ColumnId, size: u64) -> JobSummary {
-    let opts = engine::suite::SuiteOptions {
-        size,
-        ..Default::default()
-    };
-    let mut job = engine::suite::column_job(c, &opts, std::path::Path::new(".")).summary();
-    job.size = size;
-    job
-}
-
-pub(crate) fn empty_record(
-    source: &str,
-    source_file: &str,
-    id: String,
-    started_at: String,
-    runner: Runner,
-) -> Record {
-    Record {
-        schema: SCHEMA.into(),
-        id,
-        source: source.into(),
-        source_file: Some(source_file.into()),
-        finished_at: started_at.clone(),
-        started_at,
-        tool: Tool::default(),
-        runner,
-        storage: Storage::default(),
-        settings: Settings {
-            suite: "imported".into(),
-            runtime_s: 0.0,
-            ramp_s: 0.0,
-            size: 0,
-            engine: "imported".into(),
-            seed: None,
-            repeat: 1,
-            command_line: None,
-            like: None,
-        },
-        tests: Vec::new(),
-        steps: Vec::new(),
-        cpu_reference: None,
-        notes: Vec::new(),
-    }
-}
-
 // ---------------------------------------------------------------- CSV of published figures
-
-/// Split one CSV line (RFC 4180 quoting; a line never holds a newline in these files).
-pub fn split_csv_line(line: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut quoted = false;
-    let mut chars = line.chars().peekable();
-    while let Some(ch) = chars.next() {
-        match ch {
-            '"' if quoted && chars.peek() == Some(&'"') => {
-                cur.push('"');
-                chars.next();
-            }
-            '"' => quoted = !quoted,
-            ',' if !quoted => out.push(std::mem::take(&mut cur)),
-            c => cur.push(c),
-        }
-    }
-    out.push(cur);
-    out
-}
 
 fn csv_class(s: &str) -> StorageClass {
     match s.trim().to_ascii_lowercase().as_str() {
@@ -230,80 +151,6 @@ fn csv_class(s: &str) -> StorageClass {
         "network" | "network-disk" => StorageClass::NetworkDisk,
         "vm" | "vm-disk" => StorageClass::VmDisk,
         other => StorageClass::parse(other).unwrap_or(StorageClass::Unknown),
-    }
-}
-
-/// A CSV file read the one way every importer here reads it: the first non-empty line is the
-/// header (a byte-order mark stripped, names trimmed); every later non-empty line is a row of
-/// exactly the header's width, numbered as in the file, its cells trimmed. Between rows a
-/// Ctrl-C stops the reading ("interrupted": the caller turns it into exit 130).
-/// One row of a [`CsvTable`]: its line number, the line as written, and column -> cell.
-pub(crate) type CsvRow<'a> = (usize, &'a str, BTreeMap<&'a str, String>);
-
-pub(crate) struct CsvTable<'a> {
-    pub header: Vec<String>,
-    lines: Vec<(usize, &'a str)>,
-}
-
-impl<'a> CsvTable<'a> {
-    pub fn parse(text: &'a str) -> std::result::Result<CsvTable<'a>, String> {
-        let mut lines = text
-            .lines()
-            .enumerate()
-            .filter(|(_, l)| !l.trim().is_empty());
-        let (_, header) = lines
-            .next()
-            .ok_or("empty file: expected a CSV header line")?;
-        let header = split_csv_line(header.trim_start_matches('\u{feff}'))
-            .into_iter()
-            .map(|h| h.trim().to_string())
-            .collect();
-        Ok(CsvTable {
-            header,
-            lines: lines.map(|(i, l)| (i + 1, l)).collect(),
-        })
-    }
-
-    pub fn has(&self, column: &str) -> bool {
-        self.header.iter().any(|h| h == column)
-    }
-
-    /// The rows as (line number, the line as written, column -> cell).
-    pub fn rows(&self) -> impl Iterator<Item = std::result::Result<CsvRow<'_>, String>> + '_ {
-        self.lines.iter().map(|&(lineno, line)| {
-            if engine::cancel::requested() {
-                return Err("interrupted".to_string());
-            }
-            let cells = split_csv_line(line);
-            if cells.len() != self.header.len() {
-                return Err(format!(
-                    "line {lineno}: {} fields, the header has {}",
-                    cells.len(),
-                    self.header.len()
-                ));
-            }
-            let row = self
-                .header
-                .iter()
-                .map(|h| h.as_str())
-                .zip(cells.into_iter().map(|c| c.trim().to_string()))
-                .collect();
-            Ok((lineno, line, row))
-        })
-    }
-}
-
-/// A CSV row's date, as every CSV import takes it: a real calendar date (`2026-02-31` is not)
-/// and not in the future (a date ahead would hide every real runner behind `--window-days`).
-pub(crate) fn check_csv_date(lineno: usize, date: &str) -> std::result::Result<(), String> {
-    match engine::time::parse_utc_secs(date) {
-        None => Err(format!(
-            "line {lineno}, column date: {date:?} is not a real YYYY-MM-DD date"
-        )),
-        Some(t) if t > engine::time::latest_plausible_secs() => Err(format!(
-            "line {lineno}, column date: {date:?} is in the future"
-        )),
-        Some(_) => Ok(()),
     }
 }
 
@@ -370,7 +217,7 @@ pub fn csv_records(text: &str, source_file: &str) -> std::result::Result<Vec<Rec
         // From the content: the row and the header that says what its numbers are (the same
         // row under another header is other figures, not a duplicate).
         let id = stable_id(&[&table.header.join(","), line.trim()]);
-        let mut rec = empty_record("imported:csv", source_file, id, started_at, runner);
+        let mut rec = Record::imported("imported:csv", source_file, id, started_at, runner);
         rec.storage.class = get("storage_class").map(csv_class).unwrap_or_default();
         rec.storage.fstype = get("workspace_fstype").unwrap_or("").into();
         rec.storage.class_evidence = vec![format!(
@@ -394,7 +241,7 @@ pub fn csv_records(text: &str, source_file: &str) -> std::result::Result<Vec<Rec
             let mib = num(&format!("{id}_mib_s"))?;
             let iops = num(&format!("{id}_iops"))?;
             let p99_us = num(&format!("{id}_p99_us"))?;
-            let job = column_job(c, 0);
+            let job = JobSummary::of_column(c, 0);
             let (iops, mib) = match (iops, mib) {
                 (Some(i), Some(m)) => (i, m),
                 (Some(i), None) => (i, i * job.bs as f64 / (1 << 20) as f64),
@@ -443,7 +290,7 @@ pub fn csv_records(text: &str, source_file: &str) -> std::result::Result<Vec<Rec
         rec.cpu_reference = published_cpu(&num, &get, rec.runner.vcpus, lineno)?;
         rec.notes
             .push(format!("imported from {source_file}, line {lineno}"));
-        crate::load::check_record(&rec).map_err(|e| format!("line {lineno}: {e}"))?;
+        record::load::check_record(&rec).map_err(|e| format!("line {lineno}: {e}"))?;
         records.push(rec);
     }
     if records.is_empty() {
@@ -480,28 +327,7 @@ fn published_cpu<'a>(
 
 // ---------------------------------------------------------------- fio JSON
 
-/// fio sizes: "4k", "1M", "4096", "1MiB" (powers of 1024, as fio reads them by default).
-pub fn parse_fio_size(s: &str) -> Option<u64> {
-    let s = s.trim();
-    let digits = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
-    let n: u64 = s[..digits].parse().ok()?;
-    let mult = match s[digits..]
-        .trim()
-        .to_ascii_lowercase()
-        .trim_end_matches("ib")
-        .trim_end_matches('b')
-    {
-        "" => 1,
-        "k" => 1 << 10,
-        "m" => 1 << 20,
-        "g" => 1 << 30,
-        "t" => 1 << 40,
-        _ => return None,
-    };
-    n.checked_mul(mult)
-}
-
-/// The standard column a fio job measures: the one whose settings ([`column_job`]) it has
+/// The standard column a fio job measures: the one whose settings ([`ColumnId::settings`]) it has
 /// exactly (access pattern, block size, jobs, depth, sync), else None. A job with other
 /// settings (2 jobs x 16 is not `rand-read`'s 4 x 32) is its own job, never ranked in a column.
 /// One allowance: `sync-write` also accepts `randwrite` (the public harness's syncWrite job
@@ -514,7 +340,7 @@ pub fn classify(rw: &str, bs: u64, iodepth: u32, numjobs: u32, fdatasync: u64) -
         "none".to_string()
     };
     ColumnId::ALL.into_iter().find(|&c| {
-        let job = column_job(c, 0);
+        let job = JobSummary::of_column(c, 0);
         let same_pattern = rw == job.rw || (c == ColumnId::SyncWrite && rw == "randwrite");
         same_pattern
             && bs == job.bs
@@ -639,7 +465,7 @@ pub fn fio_record(
         .ok_or("no \"jobs\" array: not fio JSON output")?;
     let global = v.get("global options").cloned().unwrap_or(Value::Null);
     let ts = match v.get("timestamp").map(|t| t.as_u64()) {
-        Some(Some(t)) if (t as i128) <= engine::time::latest_plausible_secs() as i128 => t,
+        Some(Some(t)) if (t as i128) <= record::time::latest_plausible_secs() as i128 => t,
         Some(_) => {
             let shown: String = v["timestamp"].to_string().chars().take(30).collect();
             return Err(format!(
@@ -649,7 +475,7 @@ pub fn fio_record(
         None => return Err("field timestamp: missing; not fio JSON output".into()),
     };
     let started_at =
-        engine::time::rfc3339(std::time::UNIX_EPOCH + std::time::Duration::from_secs(ts));
+        record::time::rfc3339(std::time::UNIX_EPOCH + std::time::Duration::from_secs(ts));
     let runner = Runner {
         label: label.into(),
         arch: "unknown".into(),
@@ -662,7 +488,7 @@ pub fn fio_record(
     // output imported again, from any path or copy, is a duplicate, and the import says so.
     let json_len = stream.byte_offset();
     let id = stable_id(&[&text[start..start + json_len]]);
-    let mut rec = empty_record("imported:fio", source_file, id, started_at, runner);
+    let mut rec = Record::imported("imported:fio", source_file, id, started_at, runner);
     rec.storage.class_evidence = vec!["fio output does not describe the storage".into()];
     rec.storage.path = global
         .get("directory")
@@ -682,7 +508,7 @@ pub fn fio_record(
             .unwrap_or("read")
             .to_string();
         let bs = opt(job, &global, "bs")
-            .and_then(parse_fio_size)
+            .and_then(|t| record::size::parse_size(t, record::size::SizeDialect::Fio))
             .unwrap_or(4096);
         let iodepth: u32 = count_option(job, &global, "iodepth", &name)?;
         let numjobs: u32 = count_option(job, &global, "numjobs", &name)?;
@@ -693,7 +519,7 @@ pub fn fio_record(
             .and_then(|s| s.parse().ok())
             .unwrap_or(0);
         let size = opt(job, &global, "size")
-            .and_then(parse_fio_size)
+            .and_then(|t| record::size::parse_size(t, record::size::SizeDialect::Fio))
             .unwrap_or(0);
         let direct = opt(job, &global, "direct") == Some("1");
         let mut notes = Vec::new();
@@ -772,7 +598,7 @@ pub fn fio_record(
                 Some(c) => format!(
                     "job {name:?} ran {settings}, not the {} column's {}: shown as its own job, not ranked in the column",
                     c.as_str(),
-                    settings_text(&column_job(c, 0))
+                    settings_text(&JobSummary::of_column(c, 0))
                 ),
                 None => format!(
                     "job {name:?} ({settings}) has no standard column's settings: shown as its own job"
@@ -823,7 +649,7 @@ pub fn fio_record(
     rec.settings.size = rec.tests.iter().map(|t| t.job.size).max().unwrap_or(0);
     rec.notes
         .push(format!("imported from {source_file} ({version})"));
-    crate::load::check_record(&rec)?;
+    record::load::check_record(&rec)?;
     Ok(rec)
 }
 
@@ -981,11 +807,7 @@ mod tests {
     }
 
     #[test]
-    fn sizes_and_columns() {
-        assert_eq!(parse_fio_size("4k"), Some(4096));
-        assert_eq!(parse_fio_size("1M"), Some(1 << 20));
-        assert_eq!(parse_fio_size("1MiB"), Some(1 << 20));
-        assert_eq!(parse_fio_size("512"), Some(512));
+    fn columns_from_fio_settings() {
         assert_eq!(classify("randread", 4096, 1, 1, 0), Some(ColumnId::Qd1Read));
         assert_eq!(
             classify("randread", 4096, 32, 4, 0),
@@ -1003,10 +825,6 @@ mod tests {
         assert_eq!(classify("read", 1 << 20, 32, 1, 0), Some(ColumnId::SeqRead));
         assert_eq!(classify("randwrite", 4096, 1, 1, 0), None);
         assert_eq!(classify("write", 4096, 1, 1, 2), None);
-        assert_eq!(
-            split_csv_line("a,\"b, c\",\"d\"\"e\""),
-            vec!["a", "b, c", "d\"e"]
-        );
     }
 
     /// A 2 x 16 job named rand-read (rand-read is 4 x 32) is its own job with its settings,

@@ -14,10 +14,10 @@ pub mod summary;
 pub mod charts;
 pub mod content;
 pub mod correlation;
+mod csv_table;
 pub mod findings;
 pub mod hist;
 pub mod html;
-pub mod load;
 pub mod model;
 pub mod page_facts;
 pub mod render;
@@ -62,7 +62,7 @@ pub fn build_site(opts: &SiteOptions) -> Result<SiteReport> {
             eprintln!("timing: {what} at {:.3} s", t0.elapsed().as_secs_f64());
         }
     };
-    let loaded = load::load_dir(&opts.results)?;
+    let loaded = record::load::load_dir(&opts.results)?;
     lap("loaded");
     if opts.strict && !loaded.skipped.is_empty() {
         let list: Vec<String> = loaded
@@ -70,7 +70,7 @@ pub fn build_site(opts: &SiteOptions) -> Result<SiteReport> {
             .iter()
             .map(|(p, why)| format!("{}: {why}", p.display()))
             .collect();
-        return Err(engine::error::usage(format!(
+        return Err(record::error::usage(format!(
             "--strict: {} bad record(s) in {}:\n  {}",
             list.len(),
             opts.results.display(),
@@ -80,14 +80,14 @@ pub fn build_site(opts: &SiteOptions) -> Result<SiteReport> {
     // Everything that can fail on bad input is checked before the output folder is touched.
     let theme = theme::load(opts.theme.as_deref())?;
     let pages = content::pages(opts.content.as_deref())?;
-    engine::cancel::check()?;
+    record::cancel::check()?;
     let folder = site_folder::SiteFolder::prepare(&opts.out, &opts.results)?;
     let records = loaded.records.len();
     let ds = model::Dataset::build(loaded.records, opts.window_days);
     let findings = findings::findings(&ds);
     lap("dataset and findings");
     let steps = correlation::analyse(&ds);
-    let scales = engine::record::ColumnId::ALL.map(|c| ds.column_range(c));
+    let scales = record::ColumnId::ALL.map(|c| ds.column_range(c));
     let site = render::Site {
         ds: &ds,
         theme: &theme,
@@ -99,12 +99,12 @@ pub fn build_site(opts: &SiteOptions) -> Result<SiteReport> {
         scales,
     };
     lap("analysed");
-    engine::cancel::check()?;
+    record::cancel::check()?;
     let mut written = 0;
     site.index()?;
     written += 1;
-    for c in engine::record::ColumnId::ALL {
-        engine::cancel::check()?;
+    for c in record::ColumnId::ALL {
+        record::cancel::check()?;
         site.column_page(c)?;
         written += 1;
     }
@@ -116,7 +116,7 @@ pub fn build_site(opts: &SiteOptions) -> Result<SiteReport> {
         serde_json::to_string_pretty(&correlation::export::steps_json(&steps))?.as_bytes(),
     )?;
     for p in &pages {
-        engine::cancel::check()?;
+        record::cancel::check()?;
         site.content_page(p)?;
         written += 1;
     }
@@ -156,7 +156,7 @@ fn render_runner_pages(site: &render::Site) -> Result<usize> {
                 scope.spawn(move || -> Result<usize> {
                     let mut scratch = hist::Scratch::default();
                     for r in part {
-                        engine::cancel::check()?;
+                        record::cancel::check()?;
                         site.runner_page(r, &mut scratch)?;
                     }
                     Ok(part.len())

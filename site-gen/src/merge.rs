@@ -10,8 +10,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use engine::record::{Record, SCHEMA};
-use engine::results::{file_name, slug};
+use record::results::{file_name, slug};
+use record::{Record, SCHEMA};
 
 /// What to merge where.
 #[derive(Clone, Debug, Default)]
@@ -65,13 +65,13 @@ pub fn merge(opts: &MergeOptions) -> Result<MergeReport> {
     let mut known: BTreeMap<String, Known> = BTreeMap::new();
     if opts.into.exists() {
         if !opts.into.is_dir() {
-            return Err(engine::error::usage(format!(
+            return Err(record::error::usage(format!(
                 "--into {}: not a folder; give the results folder",
                 opts.into.display()
             )));
         }
-        for path in crate::load::json_files(&opts.into)? {
-            engine::cancel::check()?;
+        for path in record::load::json_files(&opts.into)? {
+            record::cancel::check()?;
             match read_record(&path) {
                 Ok((_, value, record)) => {
                     known
@@ -87,18 +87,18 @@ pub fn merge(opts: &MergeOptions) -> Result<MergeReport> {
     let mut candidates = Vec::new();
     for source in &opts.sources {
         let files = if source.is_dir() {
-            crate::load::json_files(source)?
+            record::load::json_files(source)?
         } else if fs::symlink_metadata(source).is_ok() {
             // Whatever it is, read_record opens it as an input and says why it is refused.
             vec![source.clone()]
         } else {
-            return Err(engine::error::usage(format!(
+            return Err(record::error::usage(format!(
                 "{}: no such file or folder; give record files or folders of downloaded artifacts",
                 source.display()
             )));
         };
         for path in files {
-            engine::cancel::check()?;
+            record::cancel::check()?;
             match read_record(&path) {
                 Ok((bytes, value, record)) => candidates.push(Candidate {
                     path,
@@ -116,7 +116,7 @@ pub fn merge(opts: &MergeOptions) -> Result<MergeReport> {
             .iter()
             .map(|(p, r)| format!("{}: {r}", p.display()))
             .collect();
-        return Err(engine::error::usage(format!(
+        return Err(record::error::usage(format!(
             "--strict: {} bad record file(s), nothing merged: {}",
             list.len(),
             list.join("; ")
@@ -136,7 +136,7 @@ pub fn merge(opts: &MergeOptions) -> Result<MergeReport> {
                     .push((candidate.path, existing.path.clone()));
                 continue;
             }
-            return Err(engine::error::usage(format!(
+            return Err(record::error::usage(format!(
                 "{} and {} hold different records with the same id {}; nothing merged \
                  (remove the wrong one and merge again)",
                 candidate.path.display(),
@@ -150,7 +150,7 @@ pub fn merge(opts: &MergeOptions) -> Result<MergeReport> {
                 .get(&file_name(&candidate.record))
                 .cloned()
                 .unwrap_or_else(|| target.clone());
-            return Err(engine::error::usage(format!(
+            return Err(record::error::usage(format!(
                 "{} would be written as {}, which {} already takes with another id; \
                  nothing merged",
                 candidate.path.display(),
@@ -175,8 +175,8 @@ pub fn merge(opts: &MergeOptions) -> Result<MergeReport> {
             .with_context(|| format!("cannot create the results folder {}", opts.into.display()))?;
     }
     for (candidate, target) in to_write {
-        engine::cancel::check()?;
-        engine::results::write_new_file(&opts.into, &target, &candidate.bytes)?;
+        record::cancel::check()?;
+        record::results::write_new_file(&opts.into, &target, &candidate.bytes)?;
         report.added.push((candidate.path, target));
     }
 
@@ -195,7 +195,7 @@ pub fn merge(opts: &MergeOptions) -> Result<MergeReport> {
 
 /// The file's bytes, its JSON value and the record; or why it is not a record this version reads.
 fn read_record(path: &Path) -> std::result::Result<(Vec<u8>, serde_json::Value, Record), String> {
-    let bytes = engine::input::read(path).map_err(|e| e.to_string())?;
+    let bytes = record::input::read(path).map_err(|e| e.to_string())?;
     let value: serde_json::Value =
         serde_json::from_slice(&bytes).map_err(|e| format!("not JSON: {e}"))?;
     match value.get("schema").and_then(|s| s.as_str()) {
@@ -212,7 +212,7 @@ fn read_record(path: &Path) -> std::result::Result<(Vec<u8>, serde_json::Value, 
     if record.id.trim().is_empty() {
         return Err("the record has an empty id".into());
     }
-    crate::load::check_record(&record)?;
+    record::load::check_record(&record)?;
     Ok((bytes, value, record))
 }
 
@@ -224,8 +224,8 @@ mod tests {
     fn a_file_is_never_replaced() {
         let dir = tempfile::tempdir().unwrap();
         let target = dir.path().join("a.json");
-        engine::results::write_new_file(dir.path(), &target, b"first").unwrap();
-        assert!(engine::results::write_new_file(dir.path(), &target, b"second").is_err());
+        record::results::write_new_file(dir.path(), &target, b"first").unwrap();
+        assert!(record::results::write_new_file(dir.path(), &target, b"second").is_err());
         assert_eq!(fs::read(&target).unwrap(), b"first");
         // No temporary file is left behind either way.
         let names: Vec<_> = fs::read_dir(dir.path())

@@ -3,10 +3,10 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use engine::record::{ColumnId, Record, StepStatus, StorageClass};
+use record::{ColumnId, Record, StepStatus, StorageClass};
 
-use crate::load::LoadedRecord;
 use crate::stats::median;
+use record::load::LoadedRecord;
 
 /// Position of a column in `ColumnId::ALL` (and in every per-column array here).
 pub fn col_index(c: ColumnId) -> usize {
@@ -24,7 +24,7 @@ pub struct ColumnFigure {
     /// Median of the runs' p99 latencies, where they have one.
     pub p99_ns: Option<f64>,
     /// Why the median cannot have come from the storage the runner claims (a cache served
-    /// it; `engine::ceiling`). Such a figure is shown with its mark but kept out of the disk
+    /// it; `record::ceiling`). Such a figure is shown with its mark but kept out of the disk
     /// extremes and class ranges.
     pub cache_suspect: Option<String>,
 }
@@ -199,7 +199,7 @@ impl Dataset {
             if runs.is_empty() {
                 continue;
             }
-            let mut slug = engine::results::slug(label);
+            let mut slug = record::results::slug(label);
             if !used_slugs.insert(slug.clone()) {
                 let mut n = 2;
                 while !used_slugs.insert(format!("{slug}-{n}")) {
@@ -366,8 +366,8 @@ fn cache_suspect(
     med: f64,
 ) -> Option<String> {
     let newest = &records[runs[0]].record;
-    if let Some(ceiling) = engine::ceiling::ceiling(&newest.storage)
-        && let Some(why) = engine::ceiling::exceeds(c, med, &ceiling)
+    if let Some(ceiling) = record::ceiling::ceiling(&newest.storage)
+        && let Some(why) = record::ceiling::exceeds(c, med, &ceiling)
     {
         return Some(why);
     }

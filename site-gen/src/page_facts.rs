@@ -5,20 +5,20 @@
 //! (or the data) therefore cannot disagree: change the table and the page changes with it.
 //!
 //! Placeholders:
-//! - `{{ class_rules() }}`: `engine::machine::class::{FS_RULES, DISK_RULES}`, in the order
+//! - `{{ class_rules() }}`: `record::storage_rules::{FS_RULES, DISK_RULES}`, in the order
 //!   they are tried;
-//! - `{{ flagged_mount_options() }}`: `engine::machine::storage::FSYNC_OPTIONS`;
-//! - `{{ column_settings() }}`: `engine::suite::column_job` for every column, with the backend
-//!   `EngineChoice::auto_backend` picks on a disk and on tmpfs;
+//! - `{{ flagged_mount_options() }}`: `record::storage_rules::FSYNC_OPTIONS`;
+//! - `{{ column_settings() }}`: `ColumnId::settings` for every column (the engine builds each
+//!   column's job from the same table), with the backend `BackendKind::auto` picks on a disk
+//!   and on tmpfs;
 //! - `{{ published(class="local-nvme", column="sync-write", figure="p99", stat="range") }}`:
 //!   a figure over the rows of the published CSV (`fixtures/published/`) of that storage class
 //!   (and `variant`, if given). `figure`: `iops`, `mib_s`, `p99` (latency), `mean` (one second
 //!   divided by IOPS: the mean latency of a depth-1 column). `stat`: `range` (min-max with the
 //!   median and the row count), `median`, `min`, `max`, `rows`.
 
-use engine::job::{EngineChoice, JobSpec, SyncMode};
-use engine::machine::class::{DiskRule, FsRule};
-use engine::record::{ColumnId, Record, StorageClass};
+use record::storage_rules::{DiskRule, FsRule};
+use record::{BackendKind, ColumnId, ColumnSettings, Record, StorageClass};
 
 use crate::stats::{fmt_ns, fmt_sig};
 
@@ -34,32 +34,29 @@ pub struct PageFacts<'a> {
     pub fs_rules: Vec<&'a FsRule>,
     pub disk_rules: Vec<&'a DiskRule>,
     pub fsync_options: Vec<(&'a str, &'a str)>,
-    pub columns: Vec<(ColumnId, JobSpec)>,
+    pub columns: Vec<(ColumnId, ColumnSettings)>,
     pub published: Vec<Record>,
-    pub ceilings: Vec<engine::ceiling::ClassCeiling>,
+    pub ceilings: Vec<record::ceiling::ClassCeiling>,
 }
 
 impl PageFacts<'static> {
-    pub fn from_code() -> Self {
-        let opts = engine::suite::SuiteOptions::default();
-        let published = crate::import::csv_records(PUBLISHED_CSV.1, PUBLISHED_CSV.0)
-            .expect("the shipped published CSV parses (tested)");
-        PageFacts {
-            fs_rules: engine::machine::class::FS_RULES.iter().collect(),
-            disk_rules: engine::machine::class::DISK_RULES.iter().collect(),
-            fsync_options: engine::machine::storage::FSYNC_OPTIONS.to_vec(),
-            columns: ColumnId::ALL
-                .iter()
-                .map(|&c| {
-                    (
-                        c,
-                        engine::suite::column_job(c, &opts, std::path::Path::new(".")),
-                    )
-                })
-                .collect(),
+    /// The code's tables and the shipped published figures. Fails only when interrupted while
+    /// the figures are read (the shipped CSV itself is tested to parse).
+    pub fn from_code() -> anyhow::Result<Self> {
+        let published =
+            crate::import::csv_records(PUBLISHED_CSV.1, PUBLISHED_CSV.0).map_err(|e| {
+                record::cancel::check()
+                    .err()
+                    .unwrap_or_else(|| anyhow::anyhow!("the shipped published CSV: {e}"))
+            })?;
+        Ok(PageFacts {
+            fs_rules: record::storage_rules::FS_RULES.iter().collect(),
+            disk_rules: record::storage_rules::DISK_RULES.iter().collect(),
+            fsync_options: record::storage_rules::FSYNC_OPTIONS.to_vec(),
+            columns: ColumnId::ALL.map(|c| (c, c.settings())).to_vec(),
             published,
-            ceilings: engine::ceiling::CLASS_CEILINGS.to_vec(),
-        }
+            ceilings: record::ceiling::CLASS_CEILINGS.to_vec(),
+        })
     }
 }
 
@@ -205,8 +202,8 @@ pub fn flagged_mount_options(options: &[(&str, &str)]) -> String {
     md
 }
 
-/// The ceilings above which a figure is marked as served by a cache (`engine::ceiling`).
-pub fn cache_ceilings(rows: &[engine::ceiling::ClassCeiling]) -> String {
+/// The ceilings above which a figure is marked as served by a cache (`record::ceiling`).
+pub fn cache_ceilings(rows: &[record::ceiling::ClassCeiling]) -> String {
     let mut md = String::from("| storage | ceiling per device |\n|---|---|\n");
     for r in rows {
         md.push_str(&format!("| {} | {} |\n", r.class.title(), cell(r.basis)));
@@ -215,32 +212,31 @@ pub fn cache_ceilings(rows: &[engine::ceiling::ClassCeiling]) -> String {
         "| unknown class | the largest row above, for bandwidth and for IOPS |\n\
          | any disk, `qd1-read` | {} IOPS (under {:.0} µs per read: faster than any device answers) |\n\
          | any disk, `sync-write` | {} IOPS (under {:.0} µs per write and its flush) |\n",
-        engine::units::format_figure(engine::ceiling::QD1_MAX_IOPS),
-        1e6 / engine::ceiling::QD1_MAX_IOPS,
-        engine::units::format_figure(engine::ceiling::SYNC_MAX_IOPS),
-        1e6 / engine::ceiling::SYNC_MAX_IOPS,
+        record::units::format_figure(record::ceiling::QD1_MAX_IOPS),
+        1e6 / record::ceiling::QD1_MAX_IOPS,
+        record::units::format_figure(record::ceiling::SYNC_MAX_IOPS),
+        1e6 / record::ceiling::SYNC_MAX_IOPS,
     ));
     md
 }
 
 /// Each column's job as the suite builds it, and the backend `--engine auto` picks for it.
-pub fn column_settings(columns: &[(ColumnId, JobSpec)]) -> String {
+pub fn column_settings(columns: &[(ColumnId, ColumnSettings)]) -> String {
     let mut md = String::from(
         "| column | pattern | block | jobs × in flight | after each write | `auto` on a disk | `auto` on tmpfs/ramfs |\n|---|---|---|---|---|---|---|\n",
     );
-    let backend = |depth: u32, memory: bool| EngineChoice::auto_backend(depth, memory).as_str();
+    let backend = |depth: u32, memory: bool| BackendKind::auto(depth, memory).as_str();
     for (c, job) in columns {
-        let sync = match job.sync {
-            SyncMode::None => "—".to_string(),
-            SyncMode::Fdatasync(1) => "`fdatasync`".to_string(),
-            SyncMode::Fdatasync(n) => format!("`fdatasync` every {n}"),
-            other => format!("`{}`", other.record_name()),
+        let sync = match job.fdatasync_every {
+            None => "—".to_string(),
+            Some(1) => "`fdatasync`".to_string(),
+            Some(n) => format!("`fdatasync` every {n}"),
         };
         md.push_str(&format!(
             "| `{}` | {} | {} | {} × {} | {} | {} | {} |\n",
             c.as_str(),
-            job.pattern.fio_name(),
-            engine::job::format_size(job.block_size),
+            job.rw,
+            record::size::format_bytes(job.block_bytes),
             job.numjobs,
             job.iodepth,
             sync,
@@ -350,8 +346,8 @@ fn cell(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use engine::machine::class::{DISK_RULES, DiskTest, FS_RULES};
-    use engine::machine::storage::FSYNC_OPTIONS;
+    use record::storage_rules::FSYNC_OPTIONS;
+    use record::storage_rules::{DISK_RULES, DiskTest, FS_RULES};
 
     fn page(name: &str) -> String {
         crate::content::pages(None)
@@ -393,7 +389,7 @@ mod tests {
 
     #[test]
     fn removing_or_adding_a_class_rule_changes_the_table() {
-        let facts = PageFacts::from_code();
+        let facts = PageFacts::from_code().unwrap();
         let full = class_rules(&facts.fs_rules, &facts.disk_rules);
         let without_ebs: Vec<&DiskRule> = facts
             .disk_rules
@@ -424,7 +420,7 @@ mod tests {
     #[test]
     fn cache_ceilings_come_from_the_engines_table() {
         let html = page("methodology");
-        for r in engine::ceiling::CLASS_CEILINGS {
+        for r in record::ceiling::CLASS_CEILINGS {
             let basis = html_of(r.basis);
             let basis = basis
                 .trim()
@@ -432,7 +428,7 @@ mod tests {
                 .trim_end_matches("</p>");
             assert!(html.contains(basis), "{} not on the page", r.basis);
         }
-        let mut facts = PageFacts::from_code();
+        let mut facts = PageFacts::from_code().unwrap();
         let gone = facts.ceilings.remove(0);
         let md = expand("{{ cache_ceilings() }}", &facts).unwrap();
         assert!(!md.contains(gone.basis), "{md}");
@@ -463,7 +459,7 @@ mod tests {
 
     #[test]
     fn column_settings_and_the_auto_engine_come_from_the_suite() {
-        let facts = PageFacts::from_code();
+        let facts = PageFacts::from_code().unwrap();
         let md = column_settings(&facts.columns);
         // qd1-read: 4 KiB random reads, one job, depth 1, psync under auto on a disk and
         // libaio (the published harness's path) on tmpfs.
@@ -503,7 +499,7 @@ mod tests {
 
     #[test]
     fn published_figures_are_computed_from_the_shipped_csv() {
-        let facts = PageFacts::from_code();
+        let facts = PageFacts::from_code().unwrap();
         let nvme_sync_p99 = published(
             &facts.published,
             StorageClass::LocalNvme,
@@ -561,7 +557,7 @@ mod tests {
 
     #[test]
     fn placeholders_expand_and_bad_ones_say_which() {
-        let facts = PageFacts::from_code();
+        let facts = PageFacts::from_code().unwrap();
         let md = expand("a {{ published(class=\"tmpfs\", column=\"qd1-read\", figure=\"mean\", stat=\"rows\") }} b", &facts).unwrap();
         assert_eq!(md, "a 8 b");
         let err = expand("{{ nope() }}", &facts).unwrap_err();
@@ -626,7 +622,7 @@ mod tests {
     /// The guide says memory does "more than a thousand times" the synced writes of EBS.
     #[test]
     fn the_guides_thousand_times_claim_holds_on_the_published_rows() {
-        let facts = PageFacts::from_code();
+        let facts = PageFacts::from_code().unwrap();
         let median = |class| {
             published(
                 &facts.published,

@@ -7,9 +7,9 @@
 
 use std::collections::BTreeMap;
 
-use engine::record::*;
+use record::*;
 
-use crate::import::split_csv_line;
+use crate::csv_table::split_csv_line;
 
 /// The columns a build-timings CSV must have.
 pub const HEADER: [&str; 6] = ["date", "label", "suite", "step", "wall_s", "status"];
@@ -35,8 +35,8 @@ pub fn is_build_timings(text: &str) -> bool {
 pub fn step_id(suite: &str, step: &str) -> String {
     format!(
         "{}/{}",
-        engine::results::slug(suite),
-        engine::results::slug(step)
+        record::results::slug(suite),
+        record::results::slug(step)
     )
 }
 
@@ -59,7 +59,7 @@ pub fn build_timing_records(
     text: &str,
     source_file: &str,
 ) -> std::result::Result<Vec<Record>, String> {
-    let table = crate::import::CsvTable::parse(text)?;
+    let table = crate::csv_table::CsvTable::parse(text)?;
     for required in HEADER {
         if !table.has(required) {
             return Err(format!(
@@ -81,7 +81,7 @@ pub fn build_timing_records(
                 .ok_or_else(|| format!("line {lineno}, column {k}: empty"))
         };
         let date = get("date")?;
-        crate::import::check_csv_date(lineno, date)?;
+        crate::csv_table::check_csv_date(lineno, date)?;
         let (label, suite, step) = (get("label")?, get("suite")?, get("step")?);
         let wall = get("wall_s")?;
         let wall_s = wall
@@ -117,20 +117,15 @@ pub fn build_timing_records(
                 };
                 // From the content only: the same rows imported from another path or a copy
                 // are the same records.
-                let rec_id = crate::import::stable_id(&[
+                let rec_id = crate::csv_table::stable_id(&[
                     "build-timings",
                     date,
                     label,
                     suite,
                     &runs.len().to_string(),
                 ]);
-                let mut rec = crate::import::empty_record(
-                    "imported:csv",
-                    source_file,
-                    rec_id,
-                    started_at,
-                    runner,
-                );
+                let mut rec =
+                    Record::imported("imported:csv", source_file, rec_id, started_at, runner);
                 rec.storage.class_evidence =
                     vec!["build timings do not describe the storage".into()];
                 rec.notes.push(format!(
@@ -169,7 +164,7 @@ pub fn build_timing_records(
             parts.push(format!("{}={}:{:?}", st.id, st.wall_s, st.status));
         }
         let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
-        rec.id = crate::import::stable_id(&parts);
+        rec.id = crate::csv_table::stable_id(&parts);
     }
     if records.is_empty() {
         return Err("no data rows after the header".into());

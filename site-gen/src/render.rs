@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, anyhow};
-use engine::record::{ColumnId, Headline, Record, StepStatus, StorageClass};
+use record::{ColumnId, Record, StepStatus, StorageClass};
 use serde::Serialize;
 use serde_json::{Value, json};
 use tera::Context as TeraContext;
@@ -28,13 +28,6 @@ pub struct Site<'a> {
     pub skipped: &'a [(PathBuf, String)],
     /// Per column: (lo, hi) of the bar scale.
     pub scales: [Option<(f64, f64)>; 6],
-}
-
-pub fn unit(c: ColumnId) -> &'static str {
-    match c.headline() {
-        Headline::MibPerSecond => "MiB/s",
-        Headline::Iops => "IOPS",
-    }
 }
 
 /// Bar width in percent on a log scale from the column's range.
@@ -63,7 +56,7 @@ fn column_heads() -> Vec<ColumnHead> {
         .map(|c| ColumnHead {
             id: c.as_str(),
             title: c.title(),
-            unit: unit(c),
+            unit: c.headline().unit(),
             colour: charts::column_colour_css(c),
         })
         .collect()
@@ -271,7 +264,7 @@ impl Site<'_> {
             })
             .collect();
         ctx.insert("rows", &rows);
-        ctx.insert("col", &json!({"id": c.as_str(), "title": c.title(), "unit": unit(c), "colour": charts::column_colour_css(c)}));
+        ctx.insert("col", &json!({"id": c.as_str(), "title": c.title(), "unit": c.headline().unit(), "colour": charts::column_colour_css(c)}));
         ctx.insert("job", &column_job(c));
         self.write(&format!("by/{}.html", c.as_str()), "column.html", &ctx)
     }
@@ -511,7 +504,7 @@ fn class_blurb(c: StorageClass) -> &'static str {
 
 /// A column's job as the suite runs it (from the engine's own job table), then what it is for.
 fn column_job(c: ColumnId) -> String {
-    let settings = crate::import::settings_text(&crate::import::column_job(c, 0));
+    let settings = crate::import::settings_text(&record::JobSummary::of_column(c, 0));
     let what_for = match c {
         ColumnId::SeqRead => "Restoring caches, reading images, big artifacts.",
         ColumnId::SeqWrite => "Writing build outputs, docker layers, artifacts.",
@@ -626,13 +619,13 @@ fn facts(r: &RunnerSummary, rec: &Record) -> Vec<(String, String)> {
 /// that fills the record's `fsync_flags` and the methodology page.
 pub fn fsync_option(opt: &str) -> Option<&'static str> {
     let o = opt.trim();
-    engine::machine::storage::FSYNC_OPTIONS
+    record::storage_rules::FSYNC_OPTIONS
         .iter()
         .find(|(name, _)| *name == o)
         .map(|(_, why)| *why)
 }
 
-fn model_of(d: &engine::record::Device) -> String {
+fn model_of(d: &record::Device) -> String {
     [d.vendor.clone(), d.model.clone()]
         .into_iter()
         .flatten()
@@ -717,7 +710,7 @@ fn steps_view(site: &Site, r: &RunnerSummary) -> Value {
                 "median": fig.filter(|f| f.runs > 1).map(|f| format!("{} over {} runs", fmt_s(f.wall_s), f.runs)).unwrap_or_default(),
                 // Published timings carry no CPU time: no "0 of N" for them.
                 "imported": rec.is_imported(),
-                "cpu": if s.status == StepStatus::Ok && s.wall_s > 0.0 && !rec.is_imported() { engine::units::format_cores_busy(s.user_s + s.sys_s, s.wall_s, Some(rec.runner.vcpus)) } else { String::new() },
+                "cpu": if s.status == StepStatus::Ok && s.wall_s > 0.0 && !rec.is_imported() { record::units::format_cores_busy(s.user_s + s.sys_s, s.wall_s, Some(rec.runner.vcpus)) } else { String::new() },
                 "bound": s.bound.as_str(), "why": s.why, "reason": s.reason.clone().unwrap_or_default(),
                 "tail": s.output_tail.clone().unwrap_or_default(),
                 "stall": s.io_pressure_s.map(fmt_s).unwrap_or_default(),
@@ -730,7 +723,7 @@ fn steps_view(site: &Site, r: &RunnerSummary) -> Value {
 
 /// A step's what-if experiment for the pages: the verdict by experiment, the inferred one
 /// when it differs, and each condition's time against the normal run.
-fn what_if_view(s: &engine::record::StepResult) -> Value {
+fn what_if_view(s: &record::StepResult) -> Value {
     let Some(w) = &s.what_if else {
         return Value::Null;
     };
@@ -775,7 +768,7 @@ fn experiments_by_step(ds: &Dataset) -> std::collections::BTreeMap<String, Vec<V
 /// Write `rel` (a path made only of fixed names and slugs) under `out`.
 pub fn write_file(out: &Path, rel: &str, bytes: &[u8]) -> Result<()> {
     // Runner slugs and page names come from data: whatever they hold, the page lands in `out`.
-    let path = engine::safe_name::inside(out, rel)?;
+    let path = record::safe_name::inside(out, rel)?;
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use anyhow::Result;
-use engine::record::ColumnId;
+use record::ColumnId;
 use serde_json::{Map, Value, json};
 
 use crate::model::Dataset;
@@ -54,7 +54,7 @@ pub fn write(ds: &Dataset, out: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::load::LoadedRecord;
+    use record::load::LoadedRecord;
 
     /// Issue 11: published rows of a VM reading 35 GB/s (no disk link carries that), an EBS
     /// volume at 400 MiB/s and tmpfs at 19 GB/s (memory, never marked). Only the VM's figure is

@@ -153,7 +153,7 @@ impl SiteFolder {
         let out_real = resolve(out)?;
         let res_real = resolve(results)?;
         if out_real.starts_with(&res_real) {
-            return Err(engine::error::usage(format!(
+            return Err(record::error::usage(format!(
                 "--out {}: inside the results folder {} ({}); the results are never modified, choose another folder",
                 out.display(),
                 results.display(),
@@ -161,7 +161,7 @@ impl SiteFolder {
             )));
         }
         if res_real.starts_with(&out_real) {
-            return Err(engine::error::usage(format!(
+            return Err(record::error::usage(format!(
                 "--out {}: holds the results folder {}; replacing the site would delete the results, choose another folder",
                 out.display(),
                 results.display()
@@ -170,13 +170,13 @@ impl SiteFolder {
         let mut mount_point = false;
         if out_real.exists() {
             if !out_real.is_dir() {
-                return Err(engine::error::usage(format!(
+                return Err(record::error::usage(format!(
                     "--out {}: exists and is not a folder",
                     out.display()
                 )));
             }
             if not_a_site(&out_real)? {
-                return Err(engine::error::usage(format!(
+                return Err(record::error::usage(format!(
                     "--out {}: a non-empty folder that is not a diskbench site; give an empty or new folder",
                     out.display()
                 )));
@@ -185,10 +185,10 @@ impl SiteFolder {
         }
         let parent = out_real
             .parent()
-            .ok_or_else(|| engine::error::usage("--out: give a folder, not the root"))?;
+            .ok_or_else(|| record::error::usage("--out: give a folder, not the root"))?;
         let staging = if mount_point {
             // Renaming the mount point fails (EBUSY): render inside it, on its file system.
-            out_real.join(format!("{STAGING_PREFIX}{}", engine::results::new_id()))
+            out_real.join(format!("{STAGING_PREFIX}{}", record::random::new_id()))
         } else {
             std::fs::create_dir_all(parent).with_context(|| {
                 format!(
@@ -203,8 +203,8 @@ impl SiteFolder {
                 .unwrap_or_else(|| "site".into());
             parent.join(format!(
                 ".{}{STAGING_PREFIX}{}",
-                engine::safe_name::component(&name, "site"),
-                engine::results::new_id()
+                record::safe_name::component(&name, "site"),
+                record::random::new_id()
             ))
         };
         std::fs::create_dir(&staging).with_context(|| {
@@ -229,7 +229,7 @@ impl SiteFolder {
     /// naming it) before the earlier site is touched: replacing it would delete a user's file,
     /// keeping it would leave the new site with a page that is not its own.
     pub fn commit(mut self) -> Result<()> {
-        engine::cancel::check()?;
+        record::cancel::check()?;
         let (mut files, dirs) = site_entries(&self.staging)?;
         files.insert(MARKER.into());
         let mut marker = String::from(
@@ -266,7 +266,7 @@ impl SiteFolder {
         let foreign = foreign_paths(&self.out, skip.as_deref())?;
         for p in &foreign {
             if clashes(&self.staging, p) {
-                return Err(engine::error::usage(format!(
+                return Err(record::error::usage(format!(
                     "--out {}: {} is not a file this tool wrote, and the new site writes {}; move or rename it and build again (nothing was changed)",
                     self.out.display(),
                     p.display(),
@@ -299,7 +299,7 @@ impl SiteFolder {
     fn replace_entries(&mut self, foreign: &[PathBuf]) -> Result<()> {
         let old = self
             .out
-            .join(format!("{OLD_PREFIX}{}", engine::results::new_id()));
+            .join(format!("{OLD_PREFIX}{}", record::random::new_id()));
         std::fs::create_dir(&old).with_context(|| format!("cannot create {}", old.display()))?;
         let stays: BTreeSet<&Path> = foreign
             .iter()

@@ -61,13 +61,13 @@ pub fn spearman(x: &[f64], y: &[f64]) -> Option<f64> {
 }
 
 /// A figure with three significant digits and thousands separators: 12,120 / 401 / 2.35 / 0.31
-/// (the one formatter of the terminal, the summary and the site: `engine::units`).
+/// (the one formatter of the terminal, the summary and the site: `record::units`).
 pub fn fmt_sig(v: f64) -> String {
-    engine::units::format_figure(v)
+    record::units::format_figure(v)
 }
 
 fn group_thousands(n: i64) -> String {
-    let out = engine::units::group_thousands(n.unsigned_abs());
+    let out = record::units::group_thousands(n.unsigned_abs());
     if n < 0 { format!("-{out}") } else { out }
 }
 
@@ -76,7 +76,7 @@ pub fn fmt_ns(ns: f64) -> String {
     if !ns.is_finite() || ns < 0.0 {
         return "n/a".into();
     }
-    engine::units::format_ns(ns.round() as u64)
+    record::units::format_ns(ns.round() as u64)
 }
 
 /// A ratio as "7.0 x" (one decimal below 100, none above).

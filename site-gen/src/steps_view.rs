@@ -8,7 +8,7 @@ use crate::correlation::{Figure, Link, StepAnalysis, plot, rank};
 
 fn unit(s: &StepAnalysis, f: Figure) -> String {
     match f {
-        Figure::Column(c) => crate::render::unit(c).to_string(),
+        Figure::Column(c) => c.headline().unit().to_string(),
         _ => s
             .cpu_benchmark
             .clone()

@@ -7,7 +7,7 @@
 
 use std::fmt::Write as _;
 
-use engine::record::{ColumnId, Headline, Record, StepResult, StepStatus, TestResult};
+use record::{ColumnId, Headline, Record, StepResult, StepStatus, TestResult};
 
 /// How many storage-class evidence lines the summary quotes (the record keeps them all).
 const EVIDENCE_SHOWN: usize = 3;
@@ -255,7 +255,7 @@ fn steps_section(out: &mut String, record: &Record) {
             ),
         };
         let cores = if step.status == StepStatus::Ok {
-            engine::units::format_cores_busy(
+            record::units::format_cores_busy(
                 step.user_s + step.sys_s,
                 step.wall_s,
                 Some(record.runner.vcpus),
@@ -272,8 +272,8 @@ fn steps_section(out: &mut String, record: &Record) {
     let _ = writeln!(
         out,
         "\n<sub>{}: {}, of the machine's vCPUs.</sub>",
-        capitalised(engine::units::CORES_BUSY),
-        engine::units::CORES_BUSY_MEANS
+        capitalised(record::units::CORES_BUSY),
+        record::units::CORES_BUSY_MEANS
     );
     out.push('\n');
 }
@@ -470,10 +470,10 @@ fn footer(out: &mut String, record: &Record) {
 }
 
 /// A latency with three significant figures in the unit that suits it.
-pub use engine::units::format_ns;
+pub use record::units::format_ns;
 
 /// MiB/s and IOPS as the terminal and the site write them.
-use engine::units::{format_figure, format_s};
+use record::units::{format_figure, format_s};
 
 /// 5.0 -> "5", 0.5 -> "0.5".
 fn format_plain(value: f64) -> String {
@@ -497,7 +497,7 @@ mod tests {
 
     #[test]
     fn what_if_experiments_show_both_verdicts_when_they_disagree() {
-        use engine::record::{Bound, WhatIf, WhatIfCondition};
+        use record::{Bound, WhatIf, WhatIfCondition};
         let cond = |id: &str, wall_s: f64, ratio: Option<f64>| WhatIfCondition {
             id: id.into(),
             wall_s,
@@ -521,7 +521,7 @@ mod tests {
             ..Default::default()
         };
         let record = Record {
-            schema: engine::record::SCHEMA.into(),
+            schema: record::SCHEMA.into(),
             id: "x".into(),
             source: "measured".into(),
             source_file: None,
@@ -575,7 +575,7 @@ mod tests {
 
     #[test]
     fn numbers_read_well() {
-        // Latencies and figures: engine::units::{format_ns, format_figure}, tested there.
+        // Latencies and figures: record::units::{format_ns, format_figure}, tested there.
         assert_eq!(format_bytes(1 << 30), "1 GiB");
         assert_eq!(format_bytes(512 << 20), "512 MiB");
         assert_eq!(format_plain(0.5), "0.5");

@@ -6,9 +6,9 @@
 //! site are computed exactly as they are for measured records. Deterministic for a given seed.
 
 use base64::Engine as _;
-use engine::record::*;
 use hdrhistogram::Histogram as HdrHistogram;
 use hdrhistogram::serialization::{Serializer as _, V2DeflateSerializer};
+use record::*;
 
 /// A small deterministic PRNG (splitmix64): the generator must not depend on the clock.
 #[derive(Clone, Debug)]
@@ -259,7 +259,7 @@ impl Fleet {
         let p = &self.runners[index];
         let mut rng = Rng::new(self.seed ^ ((index as u64) << 20) ^ run as u64);
         let day = NEWEST_DAY - (self.runs_per_runner - 1 - run) as i64;
-        let (y, m, d) = engine::time::civil_from_days(day);
+        let (y, m, d) = record::time::civil_from_days(day);
         let hour = 6 + (index % 12);
         let started_at = format!("{y:04}-{m:02}-{d:02}T{hour:02}:{:02}:00Z", run % 60);
         let finished_at = format!("{y:04}-{m:02}-{d:02}T{hour:02}:{:02}:40Z", run % 60);
@@ -313,81 +313,78 @@ impl Fleet {
             StorageClass::VmDisk => "transport = virtio".into(),
             StorageClass::Unknown => "no rule matched".into(),
         }];
-        Record {
-            schema: SCHEMA.into(),
-            id: format!("{:016x}", rng.next_u64()),
-            source: if p.imported {
-                "imported:csv".into()
-            } else {
-                "measured".into()
-            },
-            source_file: p.imported.then(|| "published/generated.csv".into()),
-            started_at,
-            finished_at,
-            tool: Tool::default(),
-            runner: Runner {
-                label: p.label.clone(),
-                provider: p.provider.clone(),
-                arch: p.arch.clone(),
-                vcpus: p.vcpus,
-                memory_gib: p.memory_gib,
-                cpu_model: p.cpu_model.clone(),
-                kernel: "6.11.0-1018-azure".into(),
-                os: "Ubuntu 24.04.3 LTS".into(),
-                ci: Some(Ci {
-                    system: "github-actions".into(),
-                    run_id: Some(format!("{}", 19_000_000_000u64 + run as u64)),
-                    job: Some("bench".into()),
-                    image: Some("ubuntu24/20261118.1".into()),
-                    ..Ci::default()
-                }),
-                instance_type: p.instance_type.clone(),
-                variant: p.variant.clone(),
-                in_container: false,
-                hostname: None,
-                evidence: vec!["/proc/cpuinfo: model name".into()],
-            },
-            storage: Storage {
-                path: "/home/runner/work".into(),
-                fstype: p.fstype.clone(),
-                mount_source: if p.storage.class == StorageClass::Tmpfs {
-                    "tmpfs".into()
-                } else {
-                    format!("/dev/{}", device.name)
-                },
-                mount_options: p.mount_options.clone(),
-                overlay_upper: None,
-                mount_root: None,
-                device: Some(device.clone()),
-                devices: vec![device],
-                class: p.storage.class,
-                class_evidence,
-                fsync_flags,
-                free_bytes: Some(70 << 30),
-                total_bytes: Some(145 << 30),
-                notes: Vec::new(),
-            },
-            settings: Settings {
-                suite: if p.imported { "imported" } else { "standard" }.into(),
-                runtime_s: 5.0,
-                ramp_s: 1.0,
-                size: 1 << 30,
-                engine: "auto".into(),
-                seed: None,
-                repeat: 1,
-                command_line: None,
-                like: None,
-            },
-            tests,
-            steps,
-            cpu_reference: (!p.imported).then(|| CpuReference {
-                single_thread_ops_s: p.cpu_ops_s * rng.jitter(0.02),
-                all_threads_ops_s: p.cpu_ops_s * p.vcpus as f64 * 0.9,
-                threads: p.vcpus,
-                benchmark: None,
+        let id = format!("{:016x}", rng.next_u64());
+        let source = if p.imported {
+            "imported:csv"
+        } else {
+            "measured"
+        };
+        let runner = Runner {
+            label: p.label.clone(),
+            provider: p.provider.clone(),
+            arch: p.arch.clone(),
+            vcpus: p.vcpus,
+            memory_gib: p.memory_gib,
+            cpu_model: p.cpu_model.clone(),
+            kernel: "6.11.0-1018-azure".into(),
+            os: "Ubuntu 24.04.3 LTS".into(),
+            ci: Some(Ci {
+                system: "github-actions".into(),
+                run_id: Some(format!("{}", 19_000_000_000u64 + run as u64)),
+                job: Some("bench".into()),
+                image: Some("ubuntu24/20261118.1".into()),
+                ..Ci::default()
             }),
+            instance_type: p.instance_type.clone(),
+            variant: p.variant.clone(),
+            in_container: false,
+            hostname: None,
+            evidence: vec!["/proc/cpuinfo: model name".into()],
+        };
+        let storage = Storage {
+            path: "/home/runner/work".into(),
+            fstype: p.fstype.clone(),
+            mount_source: if p.storage.class == StorageClass::Tmpfs {
+                "tmpfs".into()
+            } else {
+                format!("/dev/{}", device.name)
+            },
+            mount_options: p.mount_options.clone(),
+            overlay_upper: None,
+            mount_root: None,
+            device: Some(device.clone()),
+            devices: vec![device],
+            class: p.storage.class,
+            class_evidence,
+            fsync_flags,
+            free_bytes: Some(70 << 30),
+            total_bytes: Some(145 << 30),
             notes: Vec::new(),
-        }
+        };
+        let settings = Settings {
+            suite: if p.imported { "imported" } else { "standard" }.into(),
+            runtime_s: 5.0,
+            ramp_s: 1.0,
+            size: 1 << 30,
+            engine: "auto".into(),
+            seed: None,
+            repeat: 1,
+            command_line: None,
+            like: None,
+        };
+        let mut record = Record::new(source, started_at, runner, storage, settings);
+        record.id = id;
+        record.source_file = p.imported.then(|| "published/generated.csv".into());
+        record.finished_at = finished_at;
+        record.tests = tests;
+        record.steps = steps;
+        record.cpu_reference = (!p.imported).then(|| CpuReference {
+            single_thread_ops_s: p.cpu_ops_s * rng.jitter(0.02),
+            all_threads_ops_s: p.cpu_ops_s * p.vcpus as f64 * 0.9,
+            threads: p.vcpus,
+            benchmark: None,
+        });
+        record
     }
 
     fn test(&self, p: &RunnerProfile, column: ColumnId, rng: &mut Rng) -> TestResult {

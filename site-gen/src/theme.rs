@@ -62,7 +62,7 @@ pub fn load(dir: Option<&Path>) -> Result<Theme> {
         .collect();
     if let Some(dir) = dir {
         if !dir.is_dir() {
-            return Err(engine::error::usage(format!(
+            return Err(record::error::usage(format!(
                 "--theme {}: not a folder; give a folder with templates/ and/or assets/",
                 dir.display()
             )));
@@ -74,8 +74,8 @@ pub fn load(dir: Option<&Path>) -> Result<Theme> {
                 if !name.ends_with(".html") {
                     continue;
                 }
-                let text = engine::input::read_text(&e.path()).map_err(|err| {
-                    engine::error::usage(format!("--theme: {}: {err}", e.path().display()))
+                let text = record::input::read_text(&e.path()).map_err(|err| {
+                    record::error::usage(format!("--theme: {}: {err}", e.path().display()))
                 })?;
                 match templates.iter_mut().find(|(n, _)| *n == name) {
                     Some(t) => t.1 = text,
@@ -94,8 +94,8 @@ pub fn load(dir: Option<&Path>) -> Result<Theme> {
                 if name.starts_with('.') || name.contains(['/', '\\']) {
                     continue;
                 }
-                let bytes = engine::input::read(&e.path()).map_err(|err| {
-                    engine::error::usage(format!("--theme: {}: {err}", e.path().display()))
+                let bytes = record::input::read(&e.path()).map_err(|err| {
+                    record::error::usage(format!("--theme: {}: {err}", e.path().display()))
                 })?;
                 match assets.iter_mut().find(|(n, _)| *n == name) {
                     Some(a) => a.1 = bytes,

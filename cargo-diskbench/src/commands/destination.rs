@@ -11,7 +11,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use engine::error::usage;
+use record::error::usage;
 
 /// Whether this process may create entries in `dir` (write and search permission, file
 /// system not read-only).

@@ -7,7 +7,8 @@ use std::io::Write as _;
 
 use anyhow::{Context, Result};
 use engine::fio::{FioInvocation, OutputFormat};
-use engine::record::{DirectionStats, Record, Settings, TestResult};
+use engine::measured::{Measured, MeasuredRun};
+use record::{DirectionStats, Record, TestResult};
 
 #[derive(clap::Args, Debug)]
 #[command(disable_help_flag = true)]
@@ -34,7 +35,7 @@ pub fn exec(args: FioArgs) -> Result<()> {
         .into_iter()
         .map(|a| {
             a.into_string().map_err(|a| {
-                engine::error::usage(format!("{a:?}: fio options must be valid UTF-8"))
+                record::error::usage(format!("{a:?}: fio options must be valid UTF-8"))
             })
         })
         .collect::<Result<_>>()?;
@@ -75,9 +76,9 @@ pub fn exec(args: FioArgs) -> Result<()> {
     }
     // The record comes last: a run that exits non-zero (the report could not be written,
     // Ctrl-C) leaves none.
-    engine::cancel::check()?;
+    record::cancel::check()?;
     if let Some(dir) = &inv.results_dir {
-        let path = engine::results::write_record(dir, &record)?;
+        let path = record::results::write_record(dir, &record)?;
         eprintln!("record written to {}", path.display());
     }
     Ok(())
@@ -86,7 +87,7 @@ pub fn exec(args: FioArgs) -> Result<()> {
 /// Refuse an `--output` that cannot be written before the job runs, not after.
 fn check_output_path(path: &std::path::Path) -> Result<()> {
     if path.is_dir() {
-        return Err(engine::error::usage(format!(
+        return Err(record::error::usage(format!(
             "--output {}: is a folder; give a file name",
             path.display()
         )));
@@ -96,7 +97,7 @@ fn check_output_path(path: &std::path::Path) -> Result<()> {
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(std::path::Path::new("."));
     if !parent.is_dir() {
-        return Err(engine::error::usage(format!(
+        return Err(record::error::usage(format!(
             "--output {}: the folder {} does not exist; create it or choose another file",
             path.display(),
             parent.display()
@@ -107,50 +108,20 @@ fn check_output_path(path: &std::path::Path) -> Result<()> {
 
 /// Run the job and wrap its result into a record.
 fn run(inv: &FioInvocation) -> Result<Record> {
-    let started_at = engine::time::now_rfc3339();
+    let measured_run = MeasuredRun::start(&job_dir(&inv.job), None);
     let test = run_job(inv)?;
-    let finished_at = engine::time::now_rfc3339();
-    let (runner, storage) = engine::machine::detect(&job_dir(&inv.job), None);
-    let (runtime_s, ramp_s) = match inv.job.termination {
-        engine::job::Termination::Time { runtime, ramp } => {
-            (runtime.as_secs_f64(), ramp.as_secs_f64())
-        }
-        engine::job::Termination::Size { runtime_cap } => {
-            (runtime_cap.map(|r| r.as_secs_f64()).unwrap_or(0.0), 0.0)
-        }
-    };
-    Ok(Record {
-        schema: engine::record::SCHEMA.into(),
-        id: engine::results::new_id(),
-        source: "measured".into(),
-        source_file: None,
-        started_at,
-        finished_at,
-        tool: Default::default(),
-        runner,
-        storage,
-        settings: Settings {
-            suite: "fio".into(),
-            runtime_s,
-            ramp_s,
-            size: inv.job.size_per_job,
-            engine: inv.job.engine.as_str().into(),
-            seed: inv.job.seed,
-            repeat: 1,
-            command_line: Some(inv.command_line.clone()),
-            like: None,
-        },
+    measured_run.finish(Measured {
+        settings: inv.settings(),
         tests: vec![test],
-        steps: Vec::new(),
-        cpu_reference: None,
         notes: inv.notes.clone(),
+        ..Default::default()
     })
 }
 
 fn run_job(inv: &FioInvocation) -> Result<TestResult> {
     let mut said_layout = false;
-    let mut progress = |p: &engine::runner::Progress<'_>| {
-        if let engine::runner::Progress::Layout { total_bytes, .. } = p
+    let mut progress = |p: &engine::run::Progress<'_>| {
+        if let engine::run::Progress::Layout { total_bytes, .. } = p
             && !said_layout
         {
             said_layout = true;
@@ -161,7 +132,7 @@ fn run_job(inv: &FioInvocation) -> Result<TestResult> {
             );
         }
     };
-    engine::runner::run_job_prepared(&inv.job, &inv.prep, &mut progress)
+    engine::run::run_job_prepared(&inv.job, &inv.prep, &mut progress)
 }
 
 /// The folder the job's files live in, absolute where it can be resolved (the record's
@@ -404,7 +375,7 @@ impl LatUnit {
 
 /// fio's one-line latency summary, `    lat (usec): min=.., max=.., avg=..` (or `sync`), in the
 /// unit fio would pick for this latency.
-fn lat_summary(out: &mut String, what: &str, l: &engine::record::Latency) {
+fn lat_summary(out: &mut String, what: &str, l: &record::Latency) {
     let unit = LatUnit::for_ns(l.p50.or(l.mean).unwrap_or(0));
     let _ = writeln!(
         out,

@@ -10,7 +10,7 @@ pub struct ImportArgs {
     #[arg(value_name = "FILE", required = true)]
     pub files: Vec<PathBuf>,
     /// The results folder the records are written to
-    #[arg(long, value_name = "DIR", default_value = engine::results::DEFAULT_RESULTS_DIR)]
+    #[arg(long, value_name = "DIR", default_value = record::results::DEFAULT_RESULTS_DIR)]
     pub results: PathBuf,
     /// Runner label for fio JSON files (fio does not name the machine; default: the file name)
     #[arg(long, value_name = "TEXT")]

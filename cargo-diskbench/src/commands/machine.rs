@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use anyhow::Result;
-use engine::record::{Device, Runner, Storage};
+use record::{Device, Runner, Storage};
 
 #[derive(clap::Args, Debug)]
 pub struct MachineArgs {
@@ -27,7 +27,7 @@ pub fn exec(args: MachineArgs) -> Result<()> {
             .unwrap_or(std::env::current_dir()?),
     };
     if !dir.is_dir() {
-        return Err(engine::error::usage(format!(
+        return Err(record::error::usage(format!(
             "--dir {}: not a directory; give an existing directory on the disk to describe",
             dir.display()
         )));

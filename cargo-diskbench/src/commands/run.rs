@@ -5,11 +5,13 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use engine::error::usage;
-use engine::job::{EngineChoice, parse_size};
-use engine::record::{ColumnId, Record, SCHEMA, Settings, Tool};
-use engine::results::{DEFAULT_RESULTS_DIR, DEFAULT_SITE_DIR};
+use engine::job::EngineChoice;
+use engine::measured::{Measured, MeasuredRun};
 use engine::suite::{DEFAULT_RAMP_S, DEFAULT_RUNTIME_S, SuiteOptions};
+use record::error::usage;
+use record::results::{DEFAULT_RESULTS_DIR, DEFAULT_SITE_DIR};
+use record::size::{SizeDialect, parse_size};
+use record::{ColumnId, Record};
 
 use crate::output::{self, SuiteProgress};
 
@@ -147,7 +149,7 @@ pub fn suite_options(args: &RunArgs) -> Result<SuiteOptions> {
     };
     let size = match &args.size {
         None => engine::suite::DEFAULT_SIZE,
-        Some(text) => parse_size(text).ok_or_else(|| {
+        Some(text) => parse_size(text, SizeDialect::Tool).ok_or_else(|| {
             usage(format!(
                 "--size {text}: not a size; use bytes or a number with K, M, G (e.g. 512M, 2G)"
             ))
@@ -194,7 +196,7 @@ pub fn exec(args: RunArgs) -> Result<()> {
             "warning: {} ({}) was left by a run that was killed ({}); no process owns it, \
              remove it with: rm -r '{}'",
             stale.path.display(),
-            engine::job::format_size(stale.bytes),
+            record::size::format_bytes(stale.bytes),
             stale.why,
             stale.path.display()
         );
@@ -212,21 +214,20 @@ pub fn exec(args: RunArgs) -> Result<()> {
         crate::commands::steps::what_if_options(&args.what_if, &opts.dir, &results_dir)?
     };
     let like = match &args.what_if.like {
-        Some(label) => Some(like_target(label, &opts.dir, &results_dir)?),
+        Some(label) => Some(engine::like::resolve(label, &opts.dir, &results_dir)?),
         None => None,
     };
 
-    let started_at = engine::time::now_rfc3339();
-    let (mut runner, storage) = engine::machine::detect(&opts.dir, args.record.label.as_deref());
+    let mut run = MeasuredRun::start(&opts.dir, args.record.label.as_deref());
     if let Some(l) = &like {
         // The figures are this disk under caps, not this disk: keep them apart on the site.
-        runner.variant = Some(format!("capped like {}", l.label));
+        run.runner.variant = Some(format!("capped like {}", l.label));
     }
     let mut progress = SuiteProgress::new(args.quiet);
     if !args.no_steps {
         progress = progress.with_steps(output::StepEstimates::from_results(
             &results_dir,
-            &runner.label,
+            &run.runner.label,
         ));
     }
     let tests = match &like {
@@ -241,7 +242,7 @@ pub fn exec(args: RunArgs) -> Result<()> {
             tests?
         }
     };
-    let like_settings = like.map(|l| like_settings(l, &tests));
+    let like_settings = like.map(|l| engine::like::settings(l, &tests));
 
     let steps = if args.no_steps {
         Vec::new()
@@ -261,56 +262,16 @@ pub fn exec(args: RunArgs) -> Result<()> {
         engine::steps::run_steps_with(&steps_opts, columns, &mut |e| progress.step(&e))?
     };
     progress.finish();
-    if engine::cancel::requested() {
-        return Err(engine::error::interrupted());
+    if record::cancel::requested() {
+        return Err(record::error::interrupted());
     }
-    if let Some(t) = tests
-        .iter()
-        .find(|t| t.read.iter().chain(&t.write).map(|d| d.ios).sum::<u64>() == 0)
-    {
-        anyhow::bail!(
-            "{}: no I/O completed in the measured time, so there is no figure to record; \
-             give a longer --runtime",
-            t.id
-        );
-    }
-
-    let mut notes = Vec::new();
-    for t in &tests {
-        if let Some(f) = &t.engine.fallback
-            && !notes.contains(f)
-        {
-            notes.push(f.clone());
-        }
-    }
-    let mut record = Record {
-        schema: SCHEMA.into(),
-        id: engine::results::new_id(),
-        source: "measured".into(),
-        source_file: None,
-        started_at,
-        finished_at: engine::time::now_rfc3339(),
-        tool: Tool::default(),
-        runner,
-        storage,
-        settings: Settings {
-            suite: "standard".into(),
-            runtime_s: opts.runtime.as_secs_f64(),
-            ramp_s: opts.ramp.as_secs_f64(),
-            size: opts.size,
-            engine: opts.engine.as_str().into(),
-            seed: opts.seed,
-            repeat: opts.repeat,
-            command_line: None,
-            like: like_settings,
-        },
+    let record = run.finish(Measured {
+        settings: opts.settings(like_settings),
         tests,
         steps,
         cpu_reference: Some(engine::steps::cpu_reference()),
-        notes,
-    };
-    // Figures the storage cannot deliver are marked as cache-served (engine::ceiling).
-    engine::ceiling::mark_record(&mut record);
+        notes: Vec::new(),
+    })?;
 
     output::print(&output::table(&record.tests), json_to_stdout);
     if let Some(like) = &record.settings.like {
@@ -320,7 +281,7 @@ pub fn exec(args: RunArgs) -> Result<()> {
         &output::steps_table(&record.steps, Some(record.runner.vcpus)),
         json_to_stdout,
     );
-    let path = engine::results::write_record(&results_dir, &record)?;
+    let path = record::results::write_record(&results_dir, &record)?;
     // A run that exits non-zero leaves no record: if anything after this fails (or Ctrl-C
     // arrives), the record just written is removed again.
     let mut json_written = false;
@@ -332,7 +293,7 @@ pub fn exec(args: RunArgs) -> Result<()> {
         json_to_stdout,
         &mut json_written,
     )
-    .and_then(|()| engine::cancel::check());
+    .and_then(|()| record::cancel::check());
     if let Err(err) = rest {
         let _ = std::fs::remove_file(&path);
         // The --json copy of a record that is no longer kept goes too (only if this run wrote
@@ -451,91 +412,4 @@ fn write_markdown(record: &Record, file: Option<&Path>) -> Result<()> {
             .context("cannot append to $GITHUB_STEP_SUMMARY")?;
     }
     Ok(())
-}
-
-/// `--like LABEL` resolved: the runner's record, the caps and where they go.
-struct LikeTarget {
-    label: String,
-    from: String,
-    record: Record,
-    caps: engine::record::IoCaps,
-    target: engine::steps::what_if::CapTarget,
-}
-
-/// Check `--like` before anything runs: root, a block-I/O hierarchy, a disk under `--dir`
-/// that caps reach (tmpfs is refused by name), and a record labelled LABEL.
-fn like_target(label: &str, dir: &Path, results: &Path) -> Result<LikeTarget> {
-    let target = engine::steps::what_if::preflight(dir, Path::new(engine::cgroup::CGROUP_FS))?
-        .map_err(|why| usage(format!("--like {label}: {why}")))?;
-    let (record, from, caps) = crate::commands::steps::like_caps(results, label)?;
-    Ok(LikeTarget {
-        label: label.to_string(),
-        from: format!("{from} ({})", record.source),
-        record,
-        caps,
-        target,
-    })
-}
-
-/// Per column: LABEL's figure beside the one measured under its caps.
-/// How close (in %) a figure measured under `--like` caps must land on the target's to count
-/// as reproduced.
-const LIKE_TOLERANCE_PCT: f64 = 25.0;
-
-fn like_settings(
-    l: LikeTarget,
-    tests: &[engine::record::TestResult],
-) -> engine::record::LikeSettings {
-    let columns = ColumnId::ALL
-        .into_iter()
-        .filter_map(|c| {
-            let measured = tests.iter().find(|t| t.id == c.as_str())?.headline();
-            let target = l.record.test(c).and_then(|t| t.headline());
-            let off_pct = match (measured, target) {
-                (Some(m), Some(t)) if t > 0.0 => Some((m / t - 1.0) * 100.0),
-                _ => None,
-            };
-            // A rate cap reproduces a figure only when this disk can go at least that fast:
-            // judged from what the capped run measured, within LIKE_TOLERANCE_PCT of the target.
-            let landed = off_pct.is_some_and(|o| o.abs() <= LIKE_TOLERANCE_PCT);
-            let missed = |how: &str| {
-                format!(
-                    "{how}, but the run measured {} the target: this disk (or this machine now) does not \
-                     reach it, and a cap only slows a disk down",
-                    off_pct.map_or("no figure against".to_string(), |o| format!("{o:+.0}% off"))
-                )
-            };
-            let (reproducible, note) = match c {
-                ColumnId::SeqRead | ColumnId::SeqWrite => {
-                    let how = "capped in bytes per second at the target's MiB/s";
-                    (landed, if landed { how.to_string() } else { missed(how) })
-                }
-                ColumnId::RandRead | ColumnId::RandWrite => {
-                    let how = "capped in I/Os per second at the target's IOPS";
-                    (landed, if landed { how.to_string() } else { missed(how) })
-                }
-                ColumnId::Qd1Read | ColumnId::SyncWrite => (
-                    false,
-                    "not reproducible by a cap: one I/O at a time is bounded by this disk's own \
-                     latency; a cap only limits the rate, it adds no latency to a single I/O"
-                        .to_string(),
-                ),
-            };
-            Some(engine::record::LikeColumn {
-                id: c.as_str().into(),
-                target,
-                measured,
-                off_pct,
-                reproducible,
-                note,
-            })
-        })
-        .collect();
-    engine::record::LikeSettings {
-        label: l.label,
-        from: l.from,
-        caps: l.caps,
-        devices: l.target.devices.iter().map(|d| d.to_string()).collect(),
-        columns,
-    }
 }

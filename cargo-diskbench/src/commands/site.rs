@@ -7,10 +7,10 @@ use anyhow::Result;
 #[derive(clap::Args, Debug)]
 pub struct SiteArgs {
     /// The folder of records (read recursively, never modified)
-    #[arg(long, value_name = "DIR", default_value = engine::results::DEFAULT_RESULTS_DIR)]
+    #[arg(long, value_name = "DIR", default_value = record::results::DEFAULT_RESULTS_DIR)]
     pub results: PathBuf,
     /// Where the site is written (a new or empty folder, or an earlier site, which is replaced)
-    #[arg(long, value_name = "DIR", default_value = engine::results::DEFAULT_SITE_DIR)]
+    #[arg(long, value_name = "DIR", default_value = record::results::DEFAULT_SITE_DIR)]
     pub out: PathBuf,
     /// A theme folder whose templates/ and assets/ files override the built-in ones
     #[arg(long, value_name = "DIR")]

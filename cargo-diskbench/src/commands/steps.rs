@@ -12,8 +12,9 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use engine::record::{self, Record, StepStatus, TestResult};
+use engine::measured::{Measured, MeasuredRun};
 use engine::steps::{self, StepsOptions};
+use record::{Record, StepStatus, TestResult};
 
 #[derive(clap::Args, Debug)]
 pub struct StepsArgs {
@@ -85,51 +86,6 @@ pub struct WhatIfArgs {
     pub what_if_only: Option<Vec<String>>,
 }
 
-/// The newest record labelled `label` in `results` and the caps that make this disk look
-/// like it. A usage error (exit 2) names the option when there is none.
-pub fn like_caps(results: &Path, label: &str) -> Result<(Record, String, engine::record::IoCaps)> {
-    let loaded = site_gen::load::load_dir(results)
-        .map_err(|e| engine::error::usage(format!("--like {label}: {e:#}")))?;
-    let mut labels: Vec<String> = Vec::new();
-    let mut best: Option<(Record, String)> = None;
-    for l in loaded.records {
-        if !labels.contains(&l.record.runner.label) {
-            labels.push(l.record.runner.label.clone());
-        }
-        if l.record.runner.label != label || steps::what_if::caps_like(&l.record).is_err() {
-            continue;
-        }
-        if best
-            .as_ref()
-            .is_none_or(|(b, _)| l.record.finished_at > b.finished_at)
-        {
-            let name = l
-                .path
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            best = Some((l.record, name));
-        }
-    }
-    let Some((record, name)) = best else {
-        labels.sort();
-        return Err(engine::error::usage(format!(
-            "--like {label}: no record labelled \"{label}\" with sequential or random figures in \
-             --results {} (labels there: {}); import published figures with `cargo diskbench \
-             import FILE --results {}`",
-            results.display(),
-            if labels.is_empty() {
-                "none".to_string()
-            } else {
-                labels.join(", ")
-            },
-            results.display()
-        )));
-    };
-    let caps = steps::what_if::caps_like(&record).map_err(engine::error::usage)?;
-    Ok((record, name, caps))
-}
-
 /// Check the what-if options and the machine before any step runs (exit 2 when root or a
 /// block-I/O hierarchy is missing, or --like names no runner).
 pub fn what_if_options(
@@ -141,13 +97,13 @@ pub fn what_if_options(
         return Ok(None);
     }
     if w.cap_iops == 0 || w.cap_mib_s == 0 || w.what_if_repeat == 0 {
-        return Err(engine::error::usage(
+        return Err(record::error::usage(
             "--cap-iops, --cap-mib-s and --what-if-repeat: use a number above 0",
         ));
     }
     for id in w.what_if_only.iter().flatten() {
         if !steps::what_if::CONDITION_IDS.contains(&id.as_str()) {
-            return Err(engine::error::usage(format!(
+            return Err(record::error::usage(format!(
                 "--what-if-only: no condition \"{id}\" (conditions: {})",
                 steps::what_if::CONDITION_IDS.join(", ")
             )));
@@ -155,7 +111,7 @@ pub fn what_if_options(
     }
     let like = match &w.like {
         Some(label) => {
-            let (_, _, caps) = like_caps(results, label)?;
+            let (_, _, caps) = engine::like::newest_record(results, label)?;
             Some((label.clone(), caps))
         }
         None => None,
@@ -183,7 +139,7 @@ pub fn exec(args: StepsArgs) -> Result<()> {
         },
     };
     if !dir.is_dir() {
-        return Err(engine::error::usage(format!(
+        return Err(record::error::usage(format!(
             "--dir {}: not an existing directory",
             dir.display()
         )));
@@ -191,7 +147,7 @@ pub fn exec(args: StepsArgs) -> Result<()> {
     let results_dir = args
         .results
         .clone()
-        .unwrap_or_else(|| engine::results::DEFAULT_RESULTS_DIR.into());
+        .unwrap_or_else(|| record::results::DEFAULT_RESULTS_DIR.into());
     // Every destination before the first step runs.
     if let Some(json) = args.json.as_deref().filter(|j| *j != Path::new("-")) {
         super::destination::file("--json", json)?;
@@ -200,14 +156,13 @@ pub fn exec(args: StepsArgs) -> Result<()> {
         super::destination::folder("--results", &results_dir)?;
     }
     if args.what_if.like.is_some() && !args.what_if.what_if {
-        return Err(engine::error::usage(
+        return Err(record::error::usage(
             "--like: with `steps` it is a what-if condition; add --what-if",
         ));
     }
     let what_if = what_if_options(&args.what_if, &dir, &results_dir)?;
-    let started_at = engine::time::now_rfc3339();
-    let (runner, storage) = engine::machine::detect(&dir, args.label.as_deref());
-    let columns = newest_columns(&results_dir, &runner, &storage, &dir);
+    let run = MeasuredRun::start(&dir, args.label.as_deref());
+    let columns = newest_columns(&results_dir, &run.runner, &run.storage, &dir);
     let opts = StepsOptions {
         dir: dir.clone(),
         manifest_path: args.manifest_path.clone(),
@@ -216,7 +171,7 @@ pub fn exec(args: StepsArgs) -> Result<()> {
         generated_modules: Some(args.crate_modules),
         docker_context_mib: Some(args.docker_context_mib),
         sqlite_transactions: Some(args.sqlite_transactions),
-        vcpus: Some(runner.vcpus).filter(|v| *v > 0),
+        vcpus: Some(run.runner.vcpus).filter(|v| *v > 0),
         columns_source: columns.as_ref().map(|(_, f)| format!("the record {f}")),
         what_if,
         ..Default::default()
@@ -225,7 +180,7 @@ pub fn exec(args: StepsArgs) -> Result<()> {
     let mut progress = crate::output::SuiteProgress::new(false)
         .with_steps(crate::output::StepEstimates::from_results(
             &results_dir,
-            &runner.label,
+            &run.runner.label,
         ))
         .steps_only();
     let results = steps::run_steps_with(&opts, tests, &mut |e| progress.step(&e))?;
@@ -233,31 +188,20 @@ pub fn exec(args: StepsArgs) -> Result<()> {
 
     let to_stdout = args.json.as_deref() == Some(Path::new("-"));
     crate::output::print(
-        &crate::output::steps_table(&results, Some(runner.vcpus)),
+        &crate::output::steps_table(&results, Some(run.runner.vcpus)),
         to_stdout,
     );
 
     if args.json.is_some() || args.save {
-        let cpu_reference = steps::cpu_reference();
-        let record = Record {
-            schema: record::SCHEMA.into(),
-            id: engine::results::new_id(),
-            source: "measured".into(),
-            source_file: None,
-            started_at,
-            finished_at: engine::time::now_rfc3339(),
-            tool: Default::default(),
-            runner,
-            storage,
+        let record = run.finish(Measured {
             settings: record::Settings {
                 suite: "steps".into(),
                 engine: "none".into(),
                 repeat: 1,
                 ..Default::default()
             },
-            tests: Vec::new(),
             steps: results.clone(),
-            cpu_reference: Some(cpu_reference),
+            cpu_reference: Some(steps::cpu_reference()),
             notes: columns
                 .as_ref()
                 .map(|(_, f)| vec![format!("verdicts used this disk's figures from {f}")])
@@ -268,7 +212,8 @@ pub fn exec(args: StepsArgs) -> Result<()> {
                             .into(),
                     ]
                 }),
-        };
+            ..Default::default()
+        })?;
         if let Some(path) = &args.json {
             let json = serde_json::to_string_pretty(&record)?;
             if to_stdout {
@@ -279,7 +224,7 @@ pub fn exec(args: StepsArgs) -> Result<()> {
         }
         // A run that exits non-zero leaves no record in the results folder.
         if args.save && failed_steps(&results, args.fail_fast).is_empty() {
-            let path = engine::results::write_record(&results_dir, &record)?;
+            let path = record::results::write_record(&results_dir, &record)?;
             eprintln!("record written to {}", path.display());
         }
     }
@@ -309,7 +254,7 @@ fn write_json(path: &Path, json: &str) -> Result<()> {
         path.file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "record.json".into()),
-        engine::results::new_id()
+        record::random::new_id()
     ));
     let result = std::fs::OpenOptions::new()
         .write(true)
@@ -338,7 +283,7 @@ fn newest_columns(
         if path.extension().and_then(|e| e.to_str()) != Some("json") {
             continue;
         }
-        let Ok(text) = engine::input::read_text(&path) else {
+        let Ok(text) = record::input::read_text(&path) else {
             continue;
         };
         // Records of another schema are for other readers: not an error here.

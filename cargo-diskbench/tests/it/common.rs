@@ -41,9 +41,73 @@ pub fn disk_load() -> RwLockReadGuard<'static, ()> {
     DISK_QUIET.read().unwrap_or_else(|e| e.into_inner())
 }
 
-/// A scratch folder on the work disk (target/tmp), not on tmpfs.
-pub fn work_disk_dir() -> tempfile::TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+/// The test's own scratch folder, on the work disk (target/tmp), not on tmpfs; removed when
+/// dropped.
+pub fn sandbox() -> tempfile::TempDir {
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("cannot create a temp folder")
+}
+
+/// Folder trees: what is in them, to compare before and after a command.
+pub mod tree {
+    use std::collections::BTreeMap;
+    use std::hash::{Hash, Hasher};
+    use std::path::{Path, PathBuf};
+
+    /// Every entry below `root` (not following symlinks), sorted, with its metadata.
+    fn entries(root: &Path) -> Vec<(PathBuf, std::fs::Metadata)> {
+        let mut out = Vec::new();
+        let mut stack = vec![root.to_path_buf()];
+        while let Some(d) = stack.pop() {
+            let Ok(rd) = std::fs::read_dir(&d) else {
+                continue;
+            };
+            for e in rd.flatten() {
+                let p = e.path();
+                let Ok(meta) = std::fs::symlink_metadata(&p) else {
+                    continue;
+                };
+                if meta.is_dir() {
+                    stack.push(p.clone());
+                }
+                out.push((p, meta));
+            }
+        }
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out
+    }
+
+    /// Every regular file below `root`, sorted.
+    pub fn files(root: &Path) -> Vec<PathBuf> {
+        entries(root)
+            .into_iter()
+            .filter(|(_, m)| m.is_file())
+            .map(|(p, _)| p)
+            .collect()
+    }
+
+    /// Every entry below `root` with its kind and content hash, leaving out the entries
+    /// below `except` (the folders a command was told to write).
+    pub fn snapshot(root: &Path, except: &[&Path]) -> BTreeMap<PathBuf, String> {
+        let mut out = BTreeMap::new();
+        for (p, meta) in entries(root) {
+            if except.iter().any(|x| p.starts_with(x)) {
+                continue;
+            }
+            let kind = if meta.file_type().is_symlink() {
+                format!("link -> {}", std::fs::read_link(&p).unwrap().display())
+            } else if meta.is_dir() {
+                "dir".to_string()
+            } else if meta.is_file() && meta.len() < (1 << 20) {
+                let mut h = std::collections::hash_map::DefaultHasher::new();
+                std::fs::read(&p).unwrap().hash(&mut h);
+                format!("file {} {:x}", meta.len(), h.finish())
+            } else {
+                format!("other {:?} {}", meta.file_type(), meta.len())
+            };
+            out.insert(p.strip_prefix(root).unwrap().to_path_buf(), kind);
+        }
+        out
+    }
 }
 
 /// `steps` in `project` with its test files under `dir`, the record on stdout and no results

@@ -6,7 +6,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use engine::hist::LatencyHist;
-use engine::record::{ColumnId, Record};
+use record::{ColumnId, Record};
 
 use crate::common;
 

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use engine::record::Record;
+use record::Record;
 
 use crate::common;
 

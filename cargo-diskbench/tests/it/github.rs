@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use engine::record::*;
-use engine::results::file_name;
+use record::results::file_name;
+use record::*;
 use serde_json::{Value, json};
 
 use crate::common;

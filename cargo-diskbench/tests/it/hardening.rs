@@ -6,50 +6,18 @@
 //! limit and an address-space limit, so a regression fails the test instead of the machine.
 
 use std::collections::BTreeMap;
-use std::hash::{Hash, Hasher};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use engine::record::Record;
+use record::Record;
 use site_gen::testdata::Fleet;
 
 use crate::common;
 
-fn sandbox() -> tempfile::TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("cannot create a temp folder")
-}
-
-/// Every entry below `root` (not following symlinks) with its kind and content hash, leaving
-/// out the entries below `except` (the folders the command was told to write).
-fn tree(root: &Path, except: &[&Path]) -> BTreeMap<PathBuf, String> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if except.iter().any(|x| p.starts_with(x)) {
-                continue;
-            }
-            let meta = std::fs::symlink_metadata(&p).unwrap();
-            let kind = if meta.file_type().is_symlink() {
-                format!("link -> {}", std::fs::read_link(&p).unwrap().display())
-            } else if meta.is_dir() {
-                stack.push(p.clone());
-                "dir".to_string()
-            } else if meta.is_file() && meta.len() < (1 << 20) {
-                let mut h = std::collections::hash_map::DefaultHasher::new();
-                std::fs::read(&p).unwrap().hash(&mut h);
-                format!("file {} {:x}", meta.len(), h.finish())
-            } else {
-                format!("other {:?} {}", meta.file_type(), meta.len())
-            };
-            out.insert(p.strip_prefix(root).unwrap().to_path_buf(), kind);
-        }
-    }
-    out
-}
+use common::sandbox;
+use common::tree::snapshot as tree;
 
 /// What a command did.
 struct Ran {
@@ -119,7 +87,7 @@ const LIMIT: Duration = Duration::from_secs(120);
 fn write_records(dir: &Path, records: &[Record]) {
     std::fs::create_dir_all(dir).unwrap();
     for r in records {
-        engine::results::write_record(dir, r).unwrap();
+        record::results::write_record(dir, r).unwrap();
     }
 }
 
@@ -252,7 +220,7 @@ fn class1_paths_built_from_record_content_stay_inside_their_folder() {
 
     // The site from records whose labels are paths: pages only inside --out.
     for r in some_records() {
-        engine::results::write_record(&res, &r).unwrap();
+        record::results::write_record(&res, &r).unwrap();
     }
     let before = tree(sb.path(), &[&out]);
     let ran = run_limited(
@@ -300,7 +268,7 @@ fn class2_inputs_are_read_only_if_regular_files_within_the_size_limit() {
     let big = res.join("big.json");
     std::fs::File::create(&big)
         .unwrap()
-        .set_len(engine::input::MAX_INPUT_BYTES + 1)
+        .set_len(record::input::MAX_INPUT_BYTES + 1)
         .unwrap();
 
     // site: the three good records, each bad file left out with why.
@@ -315,7 +283,7 @@ fn class2_inputs_are_read_only_if_regular_files_within_the_size_limit() {
     }
     assert!(
         ran.stderr
-            .contains(&format!("{}", engine::input::MAX_INPUT_BYTES + 1))
+            .contains(&format!("{}", record::input::MAX_INPUT_BYTES + 1))
     );
     assert!(out.join("index.html").is_file());
 
@@ -1499,8 +1467,8 @@ fn class6_readers_never_panic_or_hang_on_thousands_of_mutated_inputs() {
                 input = m.mutate(&input);
             }
             let result = std::panic::catch_unwind(|| match kind {
-                "record" => site_gen::load::parse_record(&input)
-                    .and_then(|r| site_gen::load::check_record(&r).map(|_| r))
+                "record" => record::load::parse_record(&input)
+                    .and_then(|r| record::load::check_record(&r).map(|_| r))
                     .map(|r| {
                         // A record that passes must also render a chart without trouble
                         // (the steps page's scatter, with its figures on a log axis).
@@ -1519,7 +1487,7 @@ fn class6_readers_never_panic_or_hang_on_thousands_of_mutated_inputs() {
                         let _ = site_gen::correlation::plot::scatter_svg(
                             &pts, "figure", "MiB/s", "step",
                         );
-                        let _ = engine::results::file_name(&r);
+                        let _ = record::results::file_name(&r);
                     })
                     .is_ok(),
                 "csv" => site_gen::import::csv_records(&input, "x.csv").is_ok(),

@@ -4,6 +4,7 @@ mod common;
 mod engine;
 mod github;
 mod hardening;
+mod layout;
 mod machine;
 mod site;
 mod steps;

@@ -17,7 +17,7 @@ use crate::common;
 fn write_fleet(results: &Path, fleet: &Fleet) -> usize {
     let recs = fleet.records();
     for r in &recs {
-        engine::results::write_record(results, r).unwrap();
+        record::results::write_record(results, r).unwrap();
     }
     recs.len()
 }
@@ -26,7 +26,7 @@ fn write_fleet(results: &Path, fleet: &Fleet) -> usize {
 /// sentences (as `run` wrote them on a 2-vCPU VM, 2026-12-01) and a what-if experiment with
 /// its conditions table. The generated fleet's short sentences fit any table.
 fn write_fleet_with_real_steps(results: &Path) {
-    use engine::record::{Bound, WhatIf, WhatIfCondition};
+    use record::{Bound, WhatIf, WhatIfCondition};
     let cond = |id: &str, wall_s: f64, ratio: Option<f64>| WhatIfCondition {
         id: id.into(),
         wall_s,
@@ -67,7 +67,7 @@ fn write_fleet_with_real_steps(results: &Path) {
                 _ => {}
             }
         }
-        engine::results::write_record(results, &r).unwrap();
+        record::results::write_record(results, &r).unwrap();
     }
 }
 
@@ -253,7 +253,7 @@ fn generated_records_make_a_complete_safe_site() {
     ] {
         assert!(pages.contains_key(Path::new(p)), "{p} missing");
     }
-    for c in engine::record::ColumnId::ALL {
+    for c in record::ColumnId::ALL {
         assert!(
             pages.contains_key(&PathBuf::from(format!("by/{c}.html"))),
             "by/{c}.html missing"
@@ -264,7 +264,7 @@ fn generated_records_make_a_complete_safe_site() {
 
     let index = &pages[Path::new("index.html")];
     // Every class gets its table; every runner is linked from the index.
-    for c in engine::record::StorageClass::ALL {
+    for c in record::StorageClass::ALL {
         assert!(
             index.contains(&format!("id=\"class-{c}\"")),
             "class {c} has no table"
@@ -300,7 +300,7 @@ fn generated_records_make_a_complete_safe_site() {
         row[..300].contains(">imported<"),
         "index row not marked as imported"
     );
-    for c in engine::record::ColumnId::ALL {
+    for c in record::ColumnId::ALL {
         let page = &pages[&PathBuf::from(format!("by/{c}.html"))];
         let row = page.split("published-m8a-gp3.html").nth(1).unwrap();
         assert!(
@@ -608,7 +608,7 @@ fn fio_json_imports_with_leading_noise_and_bad_input_is_refused() {
     ]);
     ok(&out);
     let written = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    let rec: engine::record::Record =
+    let rec: record::Record =
         serde_json::from_str(&std::fs::read_to_string(&written).unwrap()).unwrap();
     assert_eq!(rec.source, "imported:fio");
     assert_eq!(rec.runner.label, "fio-here");
@@ -641,7 +641,7 @@ fn bad_records_are_reported_by_path_and_skipped_and_strict_fails() {
     let (results, out) = (tmp.path().join("results"), tmp.path().join("site"));
     let fleet = Fleet::small();
     let good = fleet.record(0, 0);
-    engine::results::write_record(&results, &good).unwrap();
+    record::results::write_record(&results, &good).unwrap();
     let json = serde_json::to_string_pretty(&good).unwrap();
     let sub = results.join("older");
     std::fs::create_dir_all(&sub).unwrap();
@@ -1200,10 +1200,10 @@ fn steps_page_with_one_runner_shows_the_times_and_what_more_runners_add() {
     let step = rec
         .steps
         .iter()
-        .find(|s| s.status == engine::record::StepStatus::Ok)
+        .find(|s| s.status == record::StepStatus::Ok)
         .expect("the fleet's first runner has a step that passed")
         .clone();
-    engine::results::write_record(&results, &rec).unwrap();
+    record::results::write_record(&results, &rec).unwrap();
     ok(&site(&results, &out, &[]));
     let pages = check_site(&out);
     let steps = &pages[Path::new("steps.html")];
@@ -1211,7 +1211,7 @@ fn steps_page_with_one_runner_shows_the_times_and_what_more_runners_add() {
     assert!(!steps.contains("only 1 runners"), "{steps}");
     assert!(steps.contains("With 5 or more runners"), "{steps}");
     assert!(
-        steps.contains(&format!(">{}</td>", engine::units::format_s(step.wall_s))),
+        steps.contains(&format!(">{}</td>", record::units::format_s(step.wall_s))),
         "the step's time is not shown: {steps}"
     );
     assert!(steps.contains(&rec.runner.label), "{steps}");
@@ -1222,49 +1222,13 @@ fn steps_page_with_one_runner_shows_the_times_and_what_more_runners_add() {
         .find(|(p, _)| p.starts_with("runners"))
         .map(|(_, t)| t)
         .unwrap();
-    let cores = engine::units::format_cores_busy(
+    let cores = record::units::format_cores_busy(
         step.user_s + step.sys_s,
         step.wall_s,
         Some(rec.runner.vcpus),
     );
     assert!(runner.contains(&format!(">{cores}</td>")), "{runner}");
     assert!(runner.contains("Cores busy"), "{runner}");
-}
-
-/// A reader of records builds without the measuring half: site-gen's normal dependencies do
-/// not include io-uring, rusqlite (bundled SQLite) or cargo_metadata.
-#[test]
-fn the_site_generator_does_not_depend_on_the_measuring_crates() {
-    let out = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .current_dir(common::repo_root())
-        .args([
-            "tree",
-            "-p",
-            "diskbench-site",
-            "-e",
-            "normal",
-            "--prefix",
-            "none",
-            "--offline",
-            "--locked",
-        ])
-        .output()
-        .expect("cannot run cargo tree");
-    let tree = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(tree.contains("diskbench-engine"), "{tree}");
-    for heavy in [
-        "io-uring ",
-        "rusqlite ",
-        "libsqlite3-sys ",
-        "cargo_metadata ",
-    ] {
-        assert!(!tree.contains(heavy), "site-gen pulls in {heavy}:\n{tree}");
-    }
 }
 
 /// The node job's published timings with the same runners' disk and CPU figures, and the EC2

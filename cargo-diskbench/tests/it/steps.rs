@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::common;
 
-use common::{run_json, steps_cmd, work_disk_dir};
+use common::{run_json, sandbox, steps_cmd};
 
 /// Run `cmd`, require exit 0 and the step `id` to have passed; the record and that step.
 fn passed_step(cmd: &mut Command, id: &str) -> (Value, Value) {
@@ -48,7 +48,7 @@ fn assert_empty(dir: &Path) {
 fn sqlite_step_is_latency_bound() {
     let _quiet = common::disk_quiet();
     let project = tempfile::tempdir().unwrap();
-    let dir = work_disk_dir();
+    let dir = sandbox();
     let (rec, s) = passed_step(
         &mut steps_cmd(
             project.path(),
@@ -81,7 +81,7 @@ fn sqlite_step_is_latency_bound() {
 fn generated_cargo_build_is_cpu_bound() {
     let _quiet = common::disk_quiet();
     let project = tempfile::tempdir().unwrap();
-    let dir = work_disk_dir();
+    let dir = sandbox();
     let (_, s) = passed_step(
         &mut steps_cmd(
             project.path(),
@@ -112,7 +112,7 @@ fn large_file_step_is_bandwidth_bound_or_says_why() {
          count=256 oflag=direct conv=fsync status=none || exit 1; done\"\n",
     )
     .unwrap();
-    let dir = work_disk_dir();
+    let dir = sandbox();
     let (_, s) = passed_step(
         &mut steps_cmd(project.path(), dir.path(), &["--only", "stream"]),
         "stream",
@@ -144,7 +144,7 @@ fn large_file_step_is_bandwidth_bound_or_says_why() {
 fn built_in_docker_build_is_timed_and_its_image_removed() {
     let _load = common::disk_load();
     let project = tempfile::tempdir().unwrap();
-    let dir = work_disk_dir();
+    let dir = sandbox();
     let (_, s) = passed_step(
         &mut steps_cmd(
             project.path(),
@@ -173,7 +173,7 @@ fn built_in_docker_build_is_timed_and_its_image_removed() {
 #[test]
 fn docker_build_is_skipped_when_no_engine_answers() {
     let project = tempfile::tempdir().unwrap();
-    let dir = work_disk_dir();
+    let dir = sandbox();
     let (out, rec) = run_json(
         steps_cmd(project.path(), dir.path(), &["--only", "docker-build"])
             .env("DOCKER_HOST", "unix:///nonexistent.sock"),
@@ -215,7 +215,7 @@ fn user_steps_from_cargo_metadata_run_and_a_failing_one_is_recorded() {
          { id = \"broken\", name = \"fails\", run = \"echo first; echo last words; exit 7\" },\n\
          { id = \"after\", run = \"true\" }]",
     );
-    let dir = work_disk_dir();
+    let dir = sandbox();
     let (out, rec) = run_json(&mut steps_cmd(
         project.path(),
         dir.path(),
@@ -248,7 +248,7 @@ fn user_steps_from_cargo_metadata_run_and_a_failing_one_is_recorded() {
 #[test]
 fn malformed_config_is_refused_naming_file_key_and_problem() {
     let project = cargo_project("steps = [{ id = \"t\", run = 3 }]");
-    let dir = work_disk_dir();
+    let dir = sandbox();
     let out = steps_cmd(project.path(), dir.path(), &[]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -280,7 +280,7 @@ fn ctrl_c_ends_the_step_group_and_leaves_nothing_behind() {
         ),
     )
     .unwrap();
-    let dir = work_disk_dir();
+    let dir = sandbox();
     let mut child = steps_cmd(project.path(), dir.path(), &["--only", "slow"])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
@@ -344,7 +344,7 @@ fn verdicts_use_the_newest_record_for_this_disk() {
          count=1024 oflag=direct status=none\"\n",
     )
     .unwrap();
-    let dir = work_disk_dir();
+    let dir = sandbox();
     let results = tempfile::tempdir().unwrap();
     let record = |id: &str, finished: &str, path: &Path, label: &str| {
         serde_json::json!({
@@ -414,7 +414,7 @@ fn verdicts_use_the_newest_record_for_this_disk() {
 /// project folder, were handed paths relative to another folder and failed to find them.
 #[test]
 fn a_relative_dir_is_resolved_before_steps_run_elsewhere() {
-    let dir = work_disk_dir();
+    let dir = sandbox();
     let mut cmd = common::bin();
     cmd.current_dir(dir.path()).args([
         "steps",
@@ -447,7 +447,7 @@ fn package_metadata_steps_run_with_a_start_and_an_end_line_each() {
     .unwrap();
     std::fs::create_dir(project.path().join("src")).unwrap();
     std::fs::write(project.path().join("src/lib.rs"), "").unwrap();
-    let dir = work_disk_dir();
+    let dir = sandbox();
     let (out, rec) = run_json(&mut steps_cmd(
         project.path(),
         dir.path(),
@@ -461,7 +461,7 @@ fn package_metadata_steps_run_with_a_start_and_an_end_line_each() {
     for (i, id) in ["hello", "bye"].iter().enumerate() {
         let s = step(&rec, id);
         let verdict = s["bound"].as_str().unwrap();
-        let wall = engine::units::format_s(s["wall_s"].as_f64().unwrap());
+        let wall = record::units::format_s(s["wall_s"].as_f64().unwrap());
         let start = format!("[step {}/2] {id}: running", i + 1);
         let end = format!("[step {}/2] {id}: {wall}, {verdict}", i + 1);
         let at_start = stderr
@@ -501,7 +501,7 @@ fn member_crate_table_is_named_not_silently_ignored() {
     )
     .unwrap();
     std::fs::write(root.join("crates/app/src/lib.rs"), "").unwrap();
-    let dir = work_disk_dir();
+    let dir = sandbox();
     // `--only app-test` is refused (the step is not read) after the warning is printed.
     let out = steps_cmd(root, dir.path(), &["--only", "app-test"])
         .output()

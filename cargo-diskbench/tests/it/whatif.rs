@@ -102,7 +102,7 @@ fn assert_clean(dir: &Path, limits_before: &[String]) {
     assert_eq!(machine_limits(), limits_before, "limits not restored");
 }
 
-use common::{run_json, work_disk_dir};
+use common::{run_json, sandbox};
 
 /// `steps --what-if` (see [`common::steps_cmd`]).
 fn steps_cmd(project: &Path, dir: &Path, args: &[&str]) -> Command {
@@ -158,7 +158,7 @@ fn sqlite_under_an_iops_cap_is_much_slower_and_latency_bound_by_experiment() {
     let _quiet = common::disk_quiet();
     let limits = machine_limits();
     let project = tempfile::tempdir().unwrap();
-    let dir = work_disk_dir();
+    let dir = sandbox();
     // 100 synced transactions, each a few throttled I/Os: about 3 s at 100 I/Os per second,
     // against 0.02-0.5 s uncapped on this (busy) disk.
     let (s, w) = what_if(
@@ -272,7 +272,7 @@ fn a_streaming_step_is_slowed_only_by_the_bandwidth_cap() {
          count=96 oflag=direct conv=fsync status=none && dd if=$DISKBENCH_SCRATCH/big \
          of=/dev/null bs=1M iflag=direct status=none\"\n",
     );
-    let dir = work_disk_dir();
+    let dir = sandbox();
     // 192 MiB at 64 MiB/s is 3 s; uncapped it is well under a second.
     let (_, w) = what_if(
         &mut steps_cmd(
@@ -305,7 +305,7 @@ fn a_generated_cargo_build_does_not_move_under_caps_and_is_cpu_bound() {
     let _quiet = common::disk_quiet();
     let limits = machine_limits();
     let project = tempfile::tempdir().unwrap();
-    let dir = work_disk_dir();
+    let dir = sandbox();
     let (_, w) = what_if(
         &mut steps_cmd(
             project.path(),
@@ -365,7 +365,7 @@ fn docker_build_is_slower_with_its_daemon_capped_and_the_daemon_goes_back() {
     let _quiet = common::disk_quiet();
     let limits = machine_limits();
     let project = tempfile::tempdir().unwrap();
-    let dir = work_disk_dir();
+    let dir = sandbox();
     // A 32 MiB context read cold at 5 MiB/s alone takes over 6 s.
     let (s, w) = what_if(
         &mut steps_cmd(
@@ -416,7 +416,7 @@ fn ctrl_c_in_a_capped_or_memory_run_leaves_nothing_behind() {
              wait; fi\"\n",
             m = mark_file.display()
         ));
-        let dir = work_disk_dir();
+        let dir = sandbox();
         let mut child = steps_cmd(
             project.path(),
             dir.path(),
@@ -467,7 +467,7 @@ fn a_step_failing_under_a_cap_is_recorded_and_cleaned_up() {
         "[[steps]]\nid = \"picky\"\nrun = \"echo x > $DISKBENCH_SCRATCH/f; if grep -q \
          cargo-diskbench- /proc/self/cgroup; then echo capped; exit 3; fi\"\n",
     );
-    let dir = work_disk_dir();
+    let dir = sandbox();
     let (_, w) = what_if(
         &mut steps_cmd(
             project.path(),
@@ -629,7 +629,7 @@ fn run_like_an_ebs_runner_lands_within_25_percent_of_its_figures() {
     let _quiet = common::disk_quiet();
     let limits = machine_limits();
     let results = like_results();
-    let dir = work_disk_dir();
+    let dir = sandbox();
     let out = common::bin()
         .args([
             "run",
@@ -776,7 +776,7 @@ fn the_next_run_removes_what_a_killed_run_left() {
              [[steps]]\nid = \"quick\"\nrun = \"true\"\n",
             m = mark_file.display()
         ));
-        let dir = work_disk_dir();
+        let dir = sandbox();
         let mut child = steps_cmd(
             project.path(),
             dir.path(),
@@ -832,7 +832,7 @@ fn a_second_what_if_run_waits_for_the_first() {
     let limits = machine_limits();
     let project =
         project_with("[[steps]]\nid = \"nap\"\nrun = \"echo x > $DISKBENCH_SCRATCH/f; sleep 1\"\n");
-    let (dir_a, dir_b) = (work_disk_dir(), work_disk_dir());
+    let (dir_a, dir_b) = (sandbox(), sandbox());
     let args = ["--only", "nap", "--what-if-only", "memory"];
     let mut first = steps_cmd(project.path(), dir_a.path(), &args);
     let first = first

@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::record::{CgroupIo, IoCaps};
+use record::{CgroupIo, IoCaps};
 
 /// Where the kernel mounts the cgroup filesystems.
 pub const CGROUP_FS: &str = "/sys/fs/cgroup";

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use super::sysview::{SysView, join_lexically};
-use crate::record::Device;
+use record::Device;
 
 /// A disk at the bottom of a chain, with the facts the class rules look at.
 #[derive(Clone, Debug, Default)]
@@ -14,7 +14,7 @@ pub struct DiskFacts {
     pub sysfs: String,
     /// On Hyper-V (Azure): "os" or "resource" when the VMBus address says which disk it is.
     pub azure_role: Option<&'static str>,
-    /// DMI says this machine is an Azure VM (see [`super::class::dmi_says_azure`]).
+    /// DMI says this machine is an Azure VM (see [`super::runner::dmi_says_azure`]).
     pub on_azure: bool,
 }
 
@@ -156,7 +156,7 @@ fn visit(view: &SysView, dir: &str, chain: &mut Chain, depth: usize) {
         } else {
             chain.disks.push(DiskFacts {
                 azure_role: azure_role(view, dir),
-                on_azure: super::class::dmi_says_azure(view),
+                on_azure: super::runner::dmi_says_azure(view),
                 device,
                 sysfs: dir.to_string(),
             });
@@ -221,7 +221,7 @@ fn read_device(view: &SysView, dir: &str, name: &str) -> Device {
 /// An NVMe disk's PCIe link, from the PCI function its controller sits on.
 fn pcie_link(view: &SysView, dir: &str) -> Option<u64> {
     let pci = format!("{dir}/device/device");
-    crate::ceiling::pcie_link_bytes_s(
+    record::ceiling::pcie_link_bytes_s(
         &view.attr(&format!("{pci}/current_link_speed"))?,
         &view.attr(&format!("{pci}/current_link_width"))?,
     )

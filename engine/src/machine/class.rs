@@ -1,93 +1,10 @@
 //! The storage class: decided from what the filesystem and its disks are, never from measured
-//! figures. Two ordered rule tables (first match wins), each match recorded as evidence.
-//! To teach the tool a new kind of disk, add a row.
+//! figures. The two ordered rule tables (first match wins) are data in the record crate
+//! (`record::storage_rules`); this module applies them and records each match as evidence.
 
 use super::blockdev::DiskFacts;
-use super::sysview::SysView;
-use crate::record::StorageClass;
-
-/// Whether DMI says this machine is an Azure VM: sys_vendor "Microsoft Corporation" and
-/// Azure's fixed chassis asset tag, which plain Hyper-V and WSL2 do not carry.
-pub fn dmi_says_azure(view: &SysView) -> bool {
-    view.attr("/sys/class/dmi/id/sys_vendor").as_deref() == Some("Microsoft Corporation")
-        && view.attr("/sys/class/dmi/id/chassis_asset_tag").as_deref()
-            == Some(super::runner::AZURE_ASSET_TAG)
-}
-
-/// A rule over the filesystem type of the filesystem that takes the writes.
-pub struct FsRule {
-    pub fstypes: &'static [&'static str],
-    pub class: StorageClass,
-    pub why: &'static str,
-}
-
-pub static FS_RULES: &[FsRule] = &[
-    FsRule {
-        fstypes: &["tmpfs", "ramfs"],
-        class: StorageClass::Tmpfs,
-        why: "memory-backed filesystem",
-    },
-    FsRule {
-        fstypes: &[
-            "nfs",
-            "nfs4",
-            "cifs",
-            "smb3",
-            "ceph",
-            "glusterfs",
-            "fuse.glusterfs",
-            "fuse.sshfs",
-            "lustre",
-            "gpfs",
-            "fuse.s3fs",
-            "fuse.mountpoint-s3",
-        ],
-        class: StorageClass::NetworkDisk,
-        why: "network filesystem",
-    },
-    FsRule {
-        fstypes: &["virtiofs", "9p", "vboxsf", "fuse.vmhgfs-fuse"],
-        class: StorageClass::VmDisk,
-        why: "a host directory shared into the VM",
-    },
-];
-
-/// A rule over one disk at the bottom of the device chain.
-pub struct DiskRule {
-    pub name: &'static str,
-    pub class: StorageClass,
-    /// What the disk must show for the rule to apply; data, so the methodology page can
-    /// print it from this table.
-    pub test: DiskTest,
-}
-
-/// The facts a disk rule looks at. Strings compare case-insensitively.
-pub enum DiskTest {
-    /// The transport (the bus the device sits on) is one of these.
-    TransportIn(&'static [&'static str]),
-    /// The model is exactly this.
-    ModelIs(&'static str),
-    /// The model starts with this.
-    ModelStartsWith(&'static str),
-    /// Vendor and model are exactly these, and the disk has one of these Azure roles (from
-    /// its VMBus address; see `blockdev::azure_role`), or any role when `roles` is empty.
-    VendorModelRole {
-        vendor: &'static str,
-        model: &'static str,
-        roles: &'static [&'static str],
-    },
-    /// Vendor and model are exactly these, DMI says the machine is on Azure, and no Azure
-    /// role was found for the disk.
-    VendorModelOnAzureWithoutRole {
-        vendor: &'static str,
-        model: &'static str,
-    },
-    /// The model contains one of `models`, or the vendor one of `vendors`.
-    NameContains {
-        models: &'static [&'static str],
-        vendors: &'static [&'static str],
-    },
-}
+use record::StorageClass;
+use record::storage_rules::{DISK_RULES, DiskRule, DiskTest, FS_RULES};
 
 fn model(d: &DiskFacts) -> &str {
     d.device.model.as_deref().unwrap_or("")
@@ -99,213 +16,62 @@ fn transport(d: &DiskFacts) -> &str {
     d.device.transport.as_deref().unwrap_or("")
 }
 
-impl DiskTest {
-    /// `Some(what matched)` when the disk passes.
-    pub fn check(&self, d: &DiskFacts) -> Option<String> {
-        match self {
-            DiskTest::TransportIn(set) => set
-                .contains(&transport(d))
-                .then(|| format!("transport = {}", transport(d))),
-            DiskTest::ModelIs(want) => model(d)
-                .eq_ignore_ascii_case(want)
-                .then(|| format!("model = {}", model(d))),
-            DiskTest::ModelStartsWith(want) => model(d)
-                .to_ascii_lowercase()
-                .starts_with(&want.to_ascii_lowercase())
-                .then(|| format!("model = {}", model(d))),
-            DiskTest::VendorModelRole {
-                vendor: v,
-                model: m,
-                roles,
-            } => {
-                let hit = vendor(d).eq_ignore_ascii_case(v)
-                    && model(d).eq_ignore_ascii_case(m)
-                    && (roles.is_empty() || d.azure_role.is_some_and(|r| roles.contains(&r)));
-                hit.then(|| {
-                    let role = match d.azure_role {
-                        Some("os") => ", Azure VMBus address of the OS disk".to_string(),
-                        Some(r) => format!(", Azure VMBus address of the {r} disk"),
-                        None => String::new(),
-                    };
-                    format!("vendor = {}, model = {}{role}", vendor(d), model(d))
-                })
-            }
-            DiskTest::VendorModelOnAzureWithoutRole {
-                vendor: v,
-                model: m,
-            } => {
-                let hit = vendor(d).eq_ignore_ascii_case(v)
-                    && model(d).eq_ignore_ascii_case(m)
-                    && d.on_azure
-                    && d.azure_role.is_none();
-                hit.then(|| {
-                    format!(
-                        "vendor = {}, model = {}, DMI says Azure (sys_vendor = Microsoft \
+/// `Some(what matched)` when the disk passes the rule's test.
+pub fn check(test: &DiskTest, d: &DiskFacts) -> Option<String> {
+    match test {
+        DiskTest::TransportIn(set) => set
+            .contains(&transport(d))
+            .then(|| format!("transport = {}", transport(d))),
+        DiskTest::ModelIs(want) => model(d)
+            .eq_ignore_ascii_case(want)
+            .then(|| format!("model = {}", model(d))),
+        DiskTest::ModelStartsWith(want) => model(d)
+            .to_ascii_lowercase()
+            .starts_with(&want.to_ascii_lowercase())
+            .then(|| format!("model = {}", model(d))),
+        DiskTest::VendorModelRole {
+            vendor: v,
+            model: m,
+            roles,
+        } => {
+            let hit = vendor(d).eq_ignore_ascii_case(v)
+                && model(d).eq_ignore_ascii_case(m)
+                && (roles.is_empty() || d.azure_role.is_some_and(|r| roles.contains(&r)));
+            hit.then(|| {
+                let role = match d.azure_role {
+                    Some("os") => ", Azure VMBus address of the OS disk".to_string(),
+                    Some(r) => format!(", Azure VMBus address of the {r} disk"),
+                    None => String::new(),
+                };
+                format!("vendor = {}, model = {}{role}", vendor(d), model(d))
+            })
+        }
+        DiskTest::VendorModelOnAzureWithoutRole {
+            vendor: v,
+            model: m,
+        } => {
+            let hit = vendor(d).eq_ignore_ascii_case(v)
+                && model(d).eq_ignore_ascii_case(m)
+                && d.on_azure
+                && d.azure_role.is_none();
+            hit.then(|| {
+                format!(
+                    "vendor = {}, model = {}, DMI says Azure (sys_vendor = Microsoft \
                          Corporation, Azure's chassis asset tag) but its VMBus address is none \
                          of Azure's OS, resource or data disk addresses",
-                        vendor(d),
-                        model(d)
-                    )
-                })
-            }
-            DiskTest::NameContains { models, vendors } => {
-                let m = model(d).to_ascii_lowercase();
-                let v = vendor(d).to_ascii_lowercase();
-                let hit =
-                    models.iter().any(|k| m.contains(k)) || vendors.iter().any(|k| v.contains(k));
-                hit.then(|| format!("vendor = {}, model = {}", vendor(d), model(d)))
-            }
+                    vendor(d),
+                    model(d)
+                )
+            })
         }
-    }
-
-    /// What the test looks for, in words (Markdown), for the methodology page.
-    pub fn describe(&self) -> String {
-        fn quoted(items: &[&str]) -> String {
-            items
-                .iter()
-                .map(|i| format!("`{i}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        }
-        match self {
-            DiskTest::TransportIn(set) => format!("transport is {}", quoted(set)),
-            DiskTest::ModelIs(m) => format!("model is \"{m}\""),
-            DiskTest::ModelStartsWith(m) => format!("model starts with \"{m}\""),
-            DiskTest::VendorModelRole {
-                vendor,
-                model,
-                roles,
-            } => {
-                let mut out = format!("vendor \"{vendor}\", model \"{model}\"");
-                if !roles.is_empty() {
-                    let names: Vec<&str> = roles
-                        .iter()
-                        .map(|r| if *r == "os" { "OS" } else { r })
-                        .collect();
-                    out.push_str(&format!(
-                        ", at the VMBus address of an Azure {} disk",
-                        names.join(" or ")
-                    ));
-                }
-                out
-            }
-            DiskTest::VendorModelOnAzureWithoutRole { vendor, model } => format!(
-                "vendor \"{vendor}\", model \"{model}\", on a machine whose DMI says Azure, \
-                 at none of Azure's OS, resource or data disk addresses"
-            ),
-            DiskTest::NameContains { models, vendors } => format!(
-                "model contains {}, or vendor contains {}",
-                quoted(models),
-                quoted(vendors)
-            ),
+        DiskTest::NameContains { models, vendors } => {
+            let m = model(d).to_ascii_lowercase();
+            let v = vendor(d).to_ascii_lowercase();
+            let hit = models.iter().any(|k| m.contains(k)) || vendors.iter().any(|k| v.contains(k));
+            hit.then(|| format!("vendor = {}, model = {}", vendor(d), model(d)))
         }
     }
 }
-
-pub static DISK_RULES: &[DiskRule] = &[
-    DiskRule {
-        // zram compresses pages in memory, brd keeps them as they are: both are memory.
-        name: "RAM-backed block device (zram, brd)",
-        class: StorageClass::Tmpfs,
-        test: DiskTest::TransportIn(&["zram", "brd"]),
-    },
-    DiskRule {
-        name: "block device reached over the network",
-        class: StorageClass::NetworkDisk,
-        test: DiskTest::TransportIn(&["iscsi", "rbd", "nbd", "nvme-tcp", "nvme-rdma", "nvme-fc"]),
-    },
-    DiskRule {
-        name: "EC2 instance store",
-        class: StorageClass::LocalNvme,
-        test: DiskTest::ModelIs("Amazon EC2 NVMe Instance Storage"),
-    },
-    DiskRule {
-        name: "Amazon EBS volume",
-        class: StorageClass::Ebs,
-        test: DiskTest::ModelIs("Amazon Elastic Block Store"),
-    },
-    DiskRule {
-        // The accelerator carries Azure's remote (managed) disks and also ephemeral OS disks
-        // placed on local NVMe; the model does not tell them apart, so the slower is assumed.
-        name: "Azure disk behind the NVMe accelerator: a managed disk, or an ephemeral OS disk on local storage (not told apart; taken as the managed disk)",
-        class: StorageClass::NetworkDisk,
-        test: DiskTest::ModelStartsWith("MSFT NVMe Accelerator"),
-    },
-    DiskRule {
-        name: "GCP persistent disk over NVMe",
-        class: StorageClass::NetworkDisk,
-        test: DiskTest::ModelIs("nvme_card-pd"),
-    },
-    DiskRule {
-        name: "GCP persistent disk",
-        class: StorageClass::NetworkDisk,
-        test: DiskTest::ModelIs("PersistentDisk"),
-    },
-    DiskRule {
-        name: "Azure resource (temporary) disk, local to the host",
-        class: StorageClass::VmDisk,
-        test: DiskTest::VendorModelRole {
-            vendor: "Msft",
-            model: "Virtual Disk",
-            roles: &["resource"],
-        },
-    },
-    DiskRule {
-        // Every Hyper-V SCSI disk is a "Msft Virtual Disk" (WSL2 and plain Hyper-V too, where
-        // it is a local VHD); only Azure's OS and data disk addresses say it is a managed disk.
-        name: "Azure managed disk (a Hyper-V SCSI disk at Azure's OS or data disk address)",
-        class: StorageClass::NetworkDisk,
-        test: DiskTest::VendorModelRole {
-            vendor: "Msft",
-            model: "Virtual Disk",
-            roles: &["os", "data"],
-        },
-    },
-    DiskRule {
-        // On Azure a Hyper-V SCSI disk is a managed disk, the resource disk or something
-        // newer; without its role the class cannot be told, and a local VHD is the one thing
-        // it is not.
-        name: "Hyper-V SCSI disk on Azure whose role (OS, resource, data) was not found: class not known",
-        class: StorageClass::Unknown,
-        test: DiskTest::VendorModelOnAzureWithoutRole {
-            vendor: "Msft",
-            model: "Virtual Disk",
-        },
-    },
-    DiskRule {
-        name: "any other Hyper-V SCSI disk: off Azure (no Azure DMI), so a local VHD (WSL2, Hyper-V) as far as can be seen",
-        class: StorageClass::VmDisk,
-        test: DiskTest::VendorModelRole {
-            vendor: "Msft",
-            model: "Virtual Disk",
-            roles: &[],
-        },
-    },
-    DiskRule {
-        name: "disk emulated by a hypervisor",
-        class: StorageClass::VmDisk,
-        test: DiskTest::NameContains {
-            models: &[
-                "qemu",
-                "vbox",
-                "virtual disk",
-                "virtual_disk",
-                "ephemeraldisk",
-            ],
-            vendors: &["vmware", "qemu", "vbox"],
-        },
-    },
-    DiskRule {
-        name: "NVMe on the PCIe bus, not a known network disk",
-        class: StorageClass::LocalNvme,
-        test: DiskTest::TransportIn(&["nvme"]),
-    },
-    DiskRule {
-        name: "paravirtual disk of unknown backing",
-        class: StorageClass::VmDisk,
-        test: DiskTest::TransportIn(&["virtio", "virtio-scsi", "xen"]),
-    },
-];
 
 /// The class of one filesystem type, if a rule knows it.
 pub fn classify_fs(fstype: &str) -> Option<(StorageClass, String)> {
@@ -323,7 +89,7 @@ pub fn classify_disk(d: &DiskFacts) -> (StorageClass, String) {
 /// [`classify_disk`] over any rule table (tests vary the table).
 pub fn classify_disk_with(rules: &[DiskRule], d: &DiskFacts) -> (StorageClass, String) {
     for rule in rules {
-        if let Some(what) = rule.test.check(d) {
+        if let Some(what) = check(&rule.test, d) {
             return (
                 rule.class,
                 format!("{}: {what} ({})", d.device.name, rule.name),
@@ -384,7 +150,7 @@ pub fn combine(per_disk: &[(StorageClass, String)], via: &str) -> (StorageClass,
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::Device;
+    use record::Device;
 
     fn disk(transport: &str, vendor: &str, model: &str) -> DiskFacts {
         DiskFacts {
@@ -498,7 +264,7 @@ mod tests {
         // Without the EBS row, the disk falls through to the generic NVMe rule.
         let first = without_ebs
             .iter()
-            .find_map(|r| r.test.check(&d).map(|_| r.class));
+            .find_map(|r| check(&r.test, &d).map(|_| r.class));
         assert_eq!(first, Some(StorageClass::LocalNvme));
         for r in DISK_RULES {
             assert!(!r.test.describe().is_empty(), "{}", r.name);

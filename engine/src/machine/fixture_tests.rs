@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use super::{SysView, detect_in};
-use crate::record::{Runner, Storage, StorageClass};
+use record::{Runner, Storage, StorageClass};
 
 fn fixture(name: &str) -> SysView {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))

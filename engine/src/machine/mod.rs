@@ -18,7 +18,7 @@ use std::path::Path;
 
 pub use sysview::SysView;
 
-use crate::record::{Runner, Storage};
+use record::{Runner, Storage};
 
 /// Detect the runner and the storage under `dir` on this machine. Never fails: what cannot be
 /// read is reported as unknown with the reason.

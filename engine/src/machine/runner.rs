@@ -3,7 +3,7 @@
 
 use super::mountinfo;
 use super::sysview::SysView;
-use crate::record::{Ci, Runner};
+use record::{Ci, Runner};
 
 pub fn detect(view: &SysView, label: Option<&str>) -> Runner {
     let mut ev: Vec<String> = Vec::new();
@@ -109,7 +109,14 @@ fn ci_label(view: &SysView, arch: &str) -> Option<String> {
 }
 
 /// Azure's fixed chassis asset tag, which plain Hyper-V machines do not carry.
-pub(super) const AZURE_ASSET_TAG: &str = "7783-7084-3265-9085-8269-3286-77";
+const AZURE_ASSET_TAG: &str = "7783-7084-3265-9085-8269-3286-77";
+
+/// Whether DMI says this machine is an Azure VM: sys_vendor "Microsoft Corporation" and
+/// Azure's fixed chassis asset tag, which plain Hyper-V and WSL2 do not carry.
+pub(super) fn dmi_says_azure(view: &SysView) -> bool {
+    view.attr("/sys/class/dmi/id/sys_vendor").as_deref() == Some("Microsoft Corporation")
+        && view.attr("/sys/class/dmi/id/chassis_asset_tag").as_deref() == Some(AZURE_ASSET_TAG)
+}
 
 fn provider(view: &SysView, ev: &mut Vec<String>) -> (Option<String>, Option<String>) {
     let dmi = |f: &str| view.attr(&format!("/sys/class/dmi/id/{f}"));
@@ -132,7 +139,7 @@ fn provider(view: &SysView, ev: &mut Vec<String>) -> (Option<String>, Option<Str
                     instance_type = Some(p.to_string());
                 }
             } else if v == "Microsoft Corporation" && p == "Virtual Machine" {
-                if dmi("chassis_asset_tag").as_deref() == Some(AZURE_ASSET_TAG) {
+                if dmi_says_azure(view) {
                     cloud = Some("azure");
                 } else {
                     ev.push("Hyper-V virtual machine without Azure's chassis asset tag".into());

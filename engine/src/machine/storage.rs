@@ -5,30 +5,8 @@ use super::blockdev::{self, Chain};
 use super::class;
 use super::mountinfo::{self, MountEntry};
 use super::sysview::SysView;
-use crate::record::{Device, Mount, Storage, StorageClass};
-
-/// Mount options that change what an fdatasync costs (or whether it makes data durable):
-/// (option, why). The record's `fsync_flags`, the runner pages and the methodology page all
-/// come from this table.
-pub const FSYNC_OPTIONS: &[(&str, &str)] = &[
-    (
-        "nobarrier",
-        "no cache flush: fdatasync returns before data is on stable media",
-    ),
-    (
-        "barrier=0",
-        "no cache flush: fdatasync returns before data is on stable media",
-    ),
-    (
-        "data=writeback",
-        "ext4 does not write data before the journal commit: a sync waits for less; the synced file is still durable",
-    ),
-    (
-        "journal_async_commit",
-        "ext4 writes the journal's commit block without waiting for its descriptor blocks",
-    ),
-    ("volatile", "overlayfs ignores sync calls"),
-];
+use record::storage_rules::FSYNC_OPTIONS;
+use record::{Device, Mount, Storage, StorageClass};
 
 /// Detect the storage under `dir` (an absolute path with symlinks resolved).
 pub fn detect(view: &SysView, dir: &str) -> Storage {

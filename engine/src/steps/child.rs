@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 
 use super::probe::{self, Pressure, Rusage};
-use crate::record::StepIo;
+use record::StepIo;
 
 /// How long a step gets between SIGTERM and SIGKILL after Ctrl-C.
 const TERM_GRACE: Duration = Duration::from_secs(3);
@@ -163,7 +163,7 @@ pub fn run_measured(mut cmd: Command, tail_lines: usize) -> Result<Measured> {
     };
 
     if interrupted {
-        return Err(crate::error::interrupted());
+        return Err(record::error::interrupted());
     }
     let (exit_code, signal) = if libc::WIFEXITED(status) {
         (Some(libc::WEXITSTATUS(status)), None)
@@ -222,7 +222,7 @@ fn wait_exit(
         if has_exited(pid) {
             break true;
         }
-        if cancellable && crate::cancel::requested() {
+        if cancellable && record::cancel::requested() {
             break false;
         }
         if let Some(rq) = run_queue.as_deref_mut() {

@@ -10,7 +10,7 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use crate::record::CpuReference;
+use record::CpuReference;
 
 /// Rounds per chunk: about 1-2 ms on a current core in an optimised build.
 const ROUNDS_PER_CHUNK: u64 = 1 << 20;

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 
 use super::probe;
-use crate::record::StepIo;
+use record::StepIo;
 
 /// Default built-in context: 2000 small files and 3 large ones, about 200 MiB.
 pub const DEFAULT_CONTEXT_MIB: u32 = 192;
@@ -144,8 +144,8 @@ fn write_random(path: &Path, len: usize, rng: &mut Xorshift) -> Result<()> {
     let mut left = len;
     while left > 0 {
         // Laying out a large context takes seconds: let Ctrl-C through.
-        if crate::cancel::requested() {
-            return Err(crate::error::interrupted());
+        if record::cancel::requested() {
+            return Err(record::error::interrupted());
         }
         let n = left.min(buf.len());
         for chunk in buf[..n].chunks_mut(8) {

@@ -23,9 +23,9 @@ use std::process::Command;
 use anyhow::{Context, Result};
 
 use crate::cgroup::CapGroup;
-use crate::error::{interrupted, usage};
-use crate::record::{Bound, CpuReference, IoCaps, StepResult, StepStatus, TestResult, WhatIf};
 use child::Measured;
+use record::error::{interrupted, usage};
+use record::{Bound, CpuReference, IoCaps, StepResult, StepStatus, TestResult, WhatIf};
 use verdict::{DiskFigures, StepSignals};
 
 pub const CARGO_BUILD: &str = "cargo-build";
@@ -199,7 +199,7 @@ impl Scratch {
         // not be resolved against their working directory.
         let dir = std::path::absolute(dir)
             .with_context(|| format!("--dir {}: cannot make it absolute", dir.display()))?;
-        let path = dir.join(format!(".diskbench-steps-{}", crate::results::new_id()));
+        let path = dir.join(format!(".diskbench-steps-{}", record::random::new_id()));
         fs::create_dir(&path).with_context(|| format!("cannot create {}", path.display()))?;
         Ok(Scratch { path })
     }
@@ -243,7 +243,7 @@ pub fn run_steps(
         StepEvent::Finished { result, .. } => progress(&format!(
             "step {}: {}, {}",
             result.id,
-            crate::units::format_s(result.wall_s),
+            record::units::format_s(result.wall_s),
             result.verdict_word()
         )),
     })
@@ -271,7 +271,7 @@ pub fn run_steps_with(
     progress(StepEvent::Planned { ids: &ids });
     let of = steps.len();
     for (i, step) in steps.iter().enumerate() {
-        if crate::cancel::requested() {
+        if record::cancel::requested() {
             return Err(interrupted());
         }
         progress(StepEvent::Started {
@@ -487,7 +487,7 @@ fn experiment(
     let repeat = w.repeat.max(1);
     let mut runs = vec![first];
     for _ in 1..repeat {
-        if crate::cancel::requested() {
+        if record::cancel::requested() {
             return Err(interrupted());
         }
         runs.push(run_in_work(ctx, step, scratch, &what_if::Condition::Normal)?.1);
@@ -502,7 +502,7 @@ fn experiment(
         progress(&format!("{} ({})", step.id(), condition.id()));
         let mut runs = Vec::new();
         for _ in 0..repeat {
-            if crate::cancel::requested() {
+            if record::cancel::requested() {
                 return Err(interrupted());
             }
             runs.push(run_in_work(ctx, step, scratch, &condition)?.1);
@@ -642,7 +642,7 @@ fn run_one(ctx: &RunContext, step: &StepKind, work: &Path) -> Result<StepResult>
                     "docker build --no-cache of a built-in FROM scratch context".to_string(),
                 )
             };
-            let tag = format!("diskbench-step-{}", crate::results::new_id());
+            let tag = format!("diskbench-step-{}", record::random::new_id());
             let cmd = docker_build::build_command(&dockerfile, &context, &tag);
             let command = display_command(&cmd);
             let before = docker_build::daemon_snapshot();

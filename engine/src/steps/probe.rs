@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-use crate::record::StepIo;
+use record::StepIo;
 
 /// Parse the text of a `/proc/<pid>/io` file.
 pub fn parse_proc_io(text: &str) -> Option<StepIo> {

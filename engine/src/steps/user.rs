@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use toml::{Table, Value};
 
-use crate::error::usage;
+use record::error::usage;
 
 /// One user step: run as `sh -c RUN` in the project directory.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -136,7 +136,7 @@ pub fn ignored_member_tables(manifest: &Path, table: &Table) -> Vec<String> {
             continue;
         }
         // Cargo has checked the members' manifests already; one it cannot parse is its error.
-        let Some(member_table) = crate::input::read_text(&member)
+        let Some(member_table) = record::input::read_text(&member)
             .ok()
             .and_then(|t| t.parse::<Table>().ok())
         else {
@@ -217,7 +217,7 @@ fn read_table(path: &Path) -> Result<Table> {
     // Through the one input reader: a FIFO or a device named Cargo.toml or diskbench.toml
     // is refused, not waited on.
     let text =
-        crate::input::read_text(path).map_err(|e| usage(format!("{}: {e}", path.display())))?;
+        record::input::read_text(path).map_err(|e| usage(format!("{}: {e}", path.display())))?;
     text.parse::<Table>().map_err(|e| {
         let msg = e.to_string();
         let first = msg.lines().next().unwrap_or("").trim();
@@ -331,7 +331,8 @@ pub fn parse_section(file: &Path, prefix: &str, section: &Value) -> Result<Vec<U
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::{exit, exit_code};
+    use record::error::exit_code;
+    use record::exit;
 
     fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
         let p = dir.join(name);

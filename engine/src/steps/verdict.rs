@@ -31,7 +31,7 @@
 //! 6. Else a bandwidth share of at least [`BANDWIDTH_HIGH`]: `bandwidth`.
 //! 7. Else neither explains the time (network, a daemon, sleeps): `unknown`.
 
-use crate::record::{Bound, StepIo, TestResult};
+use record::{Bound, StepIo, TestResult};
 
 /// Below this, start-up noise dominates and no verdict is given.
 pub const MIN_WALL_S: f64 = 0.2;
@@ -266,23 +266,23 @@ pub fn judge(s: &StepSignals, disk: &DiskFigures) -> Verdict {
     } else {
         format!("{:.1} s", f.wall_s)
     };
-    // One CPU figure, named and written as in the tables (crate::units::format_cores_busy,
+    // One CPU figure, named and written as in the tables (record::units::format_cores_busy,
     // CPU time / wall time): over the wall time, and also over the judged time when the CPU
     // wait taken out is large enough to be said. `of` above is not used for it: a figure of
     // the judged time must not be labelled as of the wall time.
     let vcpus = Some(s.vcpus);
-    let busy = crate::units::CORES_BUSY;
+    let busy = record::units::CORES_BUSY;
     let cpu = if f.cpu_wait_share >= CPU_WAIT_MENTION {
         format!(
             "{} {busy} over its {:.1} s, {} {busy} over {of}",
-            crate::units::format_cores_busy(s.cpu_s, f.wall_s, vcpus),
+            record::units::format_cores_busy(s.cpu_s, f.wall_s, vcpus),
             f.wall_s,
-            crate::units::format_cores_busy(s.cpu_s, f.judged_s, vcpus),
+            record::units::format_cores_busy(s.cpu_s, f.judged_s, vcpus),
         )
     } else {
         format!(
             "{} {busy} over {of}",
-            crate::units::format_cores_busy(s.cpu_s, f.wall_s, vcpus),
+            record::units::format_cores_busy(s.cpu_s, f.wall_s, vcpus),
         )
     };
     let Some(stall) = f.stall_share else {

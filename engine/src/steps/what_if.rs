@@ -19,8 +19,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use crate::cgroup::{self, CapGroup, DevNum, Hierarchy};
-use crate::error::usage;
-use crate::record::{Bound, IoCaps, Record, StepStatus, WhatIfCondition};
+use record::error::usage;
+use record::{Bound, IoCaps, Record, StepStatus, WhatIfCondition};
 
 /// Default cap of the `iops-capped` condition, I/Os per second per direction.
 pub const DEFAULT_CAP_IOPS: u64 = 1000;
@@ -201,7 +201,7 @@ fn one_run_at_a_time() -> anyhow::Result<()> {
             if try_lock(libc::LOCK_EX | libc::LOCK_NB) == 0 {
                 break;
             }
-            crate::cancel::check()?;
+            record::cancel::check()?;
             std::thread::sleep(std::time::Duration::from_millis(100));
         }
     }
@@ -218,9 +218,7 @@ pub fn devices_under(dir: &Path) -> Result<Vec<DevNum>, String> {
         .as_ref()
         .map(|u| (u.fstype.clone(), u.mount_source.clone()))
         .unwrap_or_else(|| (storage.fstype.clone(), storage.mount_source.clone()));
-    if storage.class == crate::record::StorageClass::Tmpfs
-        || ["tmpfs", "ramfs"].contains(&fs.0.as_str())
-    {
+    if storage.class == record::StorageClass::Tmpfs || ["tmpfs", "ramfs"].contains(&fs.0.as_str()) {
         return Err(format!(
             "{} is on {} ({}), in memory: block-I/O caps cannot reach it, so only the memory \
              condition runs",
@@ -258,7 +256,7 @@ pub fn devices_under(dir: &Path) -> Result<Vec<DevNum>, String> {
 pub fn capped_group(target: &CapTarget, caps: &IoCaps) -> anyhow::Result<CapGroup> {
     let group = CapGroup::create(
         &target.hierarchy,
-        &cgroup::group_name(&crate::results::new_id()),
+        &cgroup::group_name(&record::random::new_id()),
     )?;
     group.set_caps(&target.devices, caps)?;
     Ok(group)
@@ -525,8 +523,8 @@ pub struct Run {
     pub sys_s: f64,
     pub cpu_wait_s: Option<f64>,
     pub ok: bool,
-    pub io: Option<crate::record::StepIo>,
-    pub cgroup_io: Option<crate::record::CgroupIo>,
+    pub io: Option<record::StepIo>,
+    pub cgroup_io: Option<record::CgroupIo>,
     pub notes: Vec<String>,
 }
 
@@ -712,7 +710,7 @@ pub fn judge(baseline: &WhatIfCondition, conditions: &mut [WhatIfCondition]) -> 
 /// The caps that make this disk look like `record`'s: reads and writes per second from its
 /// rand-read/rand-write IOPS, bytes per second from its seq-read/seq-write MiB/s.
 pub fn caps_like(record: &Record) -> Result<IoCaps, String> {
-    use crate::record::ColumnId;
+    use record::ColumnId;
     let fig = |c: ColumnId| {
         record
             .test(c)
@@ -804,7 +802,7 @@ mod tests {
         // through (26 ms at 1000 per second): noise, not the cap.
         let b = base(1.6, 1.4, 5.0);
         let mut slow = cond("iops-capped", 2.3);
-        slow.cgroup_io = Some(crate::record::CgroupIo {
+        slow.cgroup_io = Some(record::CgroupIo {
             read_ios: 26,
             read_bytes: 184_320,
             ..Default::default()
@@ -814,7 +812,7 @@ mod tests {
         assert_eq!(bound, Bound::Cpu, "{why}");
         assert!(why.contains("at most 0.03 s"), "{why}");
         // The same slowdown with 1700 writes through the cap is the cap's.
-        slow.cgroup_io = Some(crate::record::CgroupIo {
+        slow.cgroup_io = Some(record::CgroupIo {
             write_ios: 1700,
             ..Default::default()
         });

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use engine::record::StorageClass;
+use record::StorageClass;
 
 use super::Point;
 use crate::html::esc;

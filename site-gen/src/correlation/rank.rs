@@ -5,7 +5,7 @@
 //! one pass over a pre-sorted order instead of a sort per resample: 10,000 records and a
 //! thousand resamples per figure stay well inside the render budget.
 
-use engine::prng::FastRng;
+use record::random::FastRng;
 
 /// Figures closer than this (relative to the smallest of a group) are tied: runs of one runner
 /// spread about that much, so a finer order between two runners is noise, not a ranking.

@@ -1,8 +1,9 @@
 use super::*;
-use crate::load::LoadedRecord;
 use crate::testdata::Fleet;
+use record::StorageClass;
+use record::load::LoadedRecord;
 
-fn dataset(records: Vec<engine::record::Record>) -> Dataset {
+fn dataset(records: Vec<record::Record>) -> Dataset {
     let recs = records
         .into_iter()
         .map(|record| LoadedRecord {
@@ -23,7 +24,7 @@ fn fixture(rel: &str) -> String {
 }
 
 /// The shared node files and the EC2 CSV, imported as `cargo diskbench import` does.
-pub(crate) fn node_records() -> Vec<engine::record::Record> {
+pub(crate) fn node_records() -> Vec<record::Record> {
     let mut recs = Vec::new();
     for f in [
         "build-steps-node-2026-10-10.csv",
@@ -55,7 +56,7 @@ struct Gen {
 
 /// Records of generated runners, through the real importers (published-figures CSV with CPU
 /// columns, build-timings CSV).
-fn records_of(fleet: &[Gen]) -> Vec<engine::record::Record> {
+fn records_of(fleet: &[Gen]) -> Vec<record::Record> {
     let mut hw = String::from(
         "date,label,vcpus,storage_class,seq-read_mib_s,seq-write_mib_s,rand-read_iops,rand-write_iops,qd1-read_iops,sync-write_iops,cpu_single,cpu_multi,cpu_benchmark\n",
     );
@@ -332,11 +333,11 @@ fn steps_json_holds_the_same_conclusions() {
 }
 
 /// Build a site from `records` in a temp dir; returns (steps.html, steps.json).
-fn site_of(records: &[engine::record::Record]) -> (String, serde_json::Value) {
+fn site_of(records: &[record::Record]) -> (String, serde_json::Value) {
     let dir = tempfile::tempdir().unwrap();
     let results = dir.path().join("results");
     for r in records {
-        engine::results::write_record(&results, r).unwrap();
+        record::results::write_record(&results, r).unwrap();
     }
     let out = dir.path().join("site");
     crate::build_site(&crate::SiteOptions {

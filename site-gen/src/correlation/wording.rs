@@ -43,7 +43,7 @@ pub fn what(f: Follows) -> &'static str {
 /// A figure inside a sentence: "sequential write", "QD1 read", "the all-threads CPU score".
 pub fn phrase(f: Figure) -> String {
     match f {
-        Figure::Column(c) if c == engine::record::ColumnId::Qd1Read => c.title().into(),
+        Figure::Column(c) if c == record::ColumnId::Qd1Read => c.title().into(),
         Figure::Column(c) => c.title().to_lowercase(),
         Figure::CpuSingle => "the one-thread CPU score".into(),
         Figure::CpuMulti => "the all-threads CPU score".into(),

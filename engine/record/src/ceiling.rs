@@ -14,7 +14,7 @@
 //! it likes). tmpfs is memory by definition and is never marked; storage of unknown class gets
 //! the largest single-device row, times its device count.
 
-use crate::record::{ColumnId, Record, Storage, StorageClass};
+use crate::{ColumnId, Record, Storage, StorageClass};
 
 /// 4 KiB: the random and one-at-a-time columns' block size.
 const BLOCK_4K: f64 = 4096.0;
@@ -207,7 +207,7 @@ pub fn pcie_link_bytes_s(speed: &str, width: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::Device;
+    use crate::Device;
 
     fn storage(class: StorageClass, devices: Vec<Device>) -> Storage {
         Storage {
@@ -314,7 +314,7 @@ mod tests {
                 })
             };
             serde_json::from_value(serde_json::json!({
-                "schema": crate::record::SCHEMA, "id": "x", "source": "measured",
+                "schema": crate::SCHEMA, "id": "x", "source": "measured",
                 "started_at": "2026-12-01T00:00:00Z", "finished_at": "2026-12-01T00:00:00Z",
                 "tool": { "name": "cargo-diskbench", "version": "0" },
                 "runner": { "label": "r", "provider": null, "arch": "x64", "vcpus": 2,

@@ -4,8 +4,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use crate::{Record, SCHEMA};
 use anyhow::{Context, Result};
-use engine::record::{Record, SCHEMA};
 
 /// A record and the file it came from.
 #[derive(Clone, Debug)]
@@ -30,7 +30,7 @@ pub fn json_files(dir: &Path) -> Result<Vec<PathBuf>> {
         let entries =
             fs::read_dir(&d).with_context(|| format!("cannot read the folder {}", d.display()))?;
         for entry in entries {
-            engine::cancel::check()?;
+            crate::cancel::check()?;
             let entry = entry.with_context(|| format!("cannot read the folder {}", d.display()))?;
             let name = entry.file_name();
             if name.to_string_lossy().starts_with('.') {
@@ -83,7 +83,7 @@ fn unknown_schema(schema: &str) -> String {
 }
 
 fn load_one(path: &Path) -> std::result::Result<Record, String> {
-    let text = engine::input::read_text(path).map_err(|e| e.to_string())?;
+    let text = crate::input::read_text(path).map_err(|e| e.to_string())?;
     let record = parse_record(&text)?;
     check_record(&record)?;
     Ok(record)
@@ -94,13 +94,13 @@ fn load_one(path: &Path) -> std::result::Result<Record, String> {
 /// hostile or broken file cannot hide real runners (a date of 9999-12-31 would make every
 /// other run fall out of `--window-days`) or bend a chart.
 pub fn check_record(r: &Record) -> std::result::Result<(), String> {
-    let Some(started) = engine::time::parse_utc_secs(&r.started_at) else {
+    let Some(started) = crate::time::parse_utc_secs(&r.started_at) else {
         let shown: String = r.started_at.chars().take(40).collect();
         return Err(format!(
             "field started_at: {shown:?} is not an RFC 3339 UTC time (YYYY-MM-DDTHH:MM:SSZ)"
         ));
     };
-    if started > engine::time::latest_plausible_secs() {
+    if started > crate::time::latest_plausible_secs() {
         return Err(format!(
             "field started_at: {} is in the future",
             r.started_at
@@ -151,7 +151,7 @@ pub fn check_record(r: &Record) -> std::result::Result<(), String> {
 /// cannot be read or parsed is skipped with its reason.
 pub fn load_dir(dir: &Path) -> Result<Loaded> {
     if !dir.is_dir() {
-        return Err(engine::error::usage(format!(
+        return Err(crate::error::usage(format!(
             "--results {}: not a folder; give the folder the records were written to",
             dir.display()
         )));
@@ -171,7 +171,7 @@ pub fn load_dir(dir: &Path) -> Result<Loaded> {
                 .map(|part| {
                     scope.spawn(move || {
                         part.iter()
-                            .take_while(|_| !engine::cancel::requested())
+                            .take_while(|_| !crate::cancel::requested())
                             .map(|p| (p.clone(), load_one(p)))
                             .collect()
                     })
@@ -182,7 +182,7 @@ pub fn load_dir(dir: &Path) -> Result<Loaded> {
                 .map(|h| h.join().unwrap_or_default())
                 .collect()
         });
-    engine::cancel::check()?;
+    crate::cancel::check()?;
     let mut loaded = Loaded::default();
     for (path, result) in parts.into_iter().flatten() {
         match result {
@@ -196,11 +196,20 @@ pub fn load_dir(dir: &Path) -> Result<Loaded> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testdata;
 
     #[test]
     fn reasons_name_what_is_wrong() {
-        let good = serde_json::to_string(&testdata::Fleet::small().records()[0]).unwrap();
+        let record = Record::new(
+            "measured",
+            "2026-11-30T10:00:00Z".into(),
+            crate::Runner {
+                label: "vm".into(),
+                ..Default::default()
+            },
+            Default::default(),
+            Default::default(),
+        );
+        let good = serde_json::to_string(&record).unwrap();
         assert!(parse_record(&good).is_ok());
         let truncated = &good[..good.len() / 2];
         assert!(parse_record(truncated).unwrap_err().contains("truncated"));

@@ -6,28 +6,12 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use crate::record::Record;
+use crate::Record;
 
 /// Where records accumulate when `--results` is not given (relative to the current dir).
 pub const DEFAULT_RESULTS_DIR: &str = "diskbench-results";
 /// Where `site` writes when `--out` is not given.
 pub const DEFAULT_SITE_DIR: &str = "diskbench-site";
-
-/// A fresh random id: 16 hex digits from the kernel's CSPRNG.
-pub fn new_id() -> String {
-    let mut bytes = [0u8; 8];
-    // SAFETY: getrandom writes at most `bytes.len()` bytes into the buffer we own.
-    let n = unsafe { libc::getrandom(bytes.as_mut_ptr().cast(), bytes.len(), 0) };
-    if n != bytes.len() as isize {
-        // Never fatal: fall back to time and pid, which are unique enough for a file name.
-        let t = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0);
-        bytes = (t ^ ((std::process::id() as u64) << 40)).to_le_bytes();
-    }
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
 
 /// A label reduced to `[a-z0-9-]`, safe in a file name and a URL; never empty.
 pub fn slug(label: &str) -> String {
@@ -133,14 +117,14 @@ mod tests {
     #[test]
     fn file_names_from_hostile_records_stay_plain() {
         let mut r = Record {
-            schema: crate::record::SCHEMA.into(),
+            schema: crate::SCHEMA.into(),
             id: "../../x".into(),
             source: "measured".into(),
             source_file: None,
             started_at: String::new(),
             finished_at: String::new(),
             tool: Default::default(),
-            runner: crate::record::Runner {
+            runner: crate::Runner {
                 label: "../..".into(),
                 ..Default::default()
             },
@@ -164,14 +148,5 @@ mod tests {
         }
         r.started_at = "2026-11-30T10:00:00Z".into();
         assert!(file_name(&r).starts_with("2026-11-30-"));
-    }
-
-    #[test]
-    fn ids_are_hex_and_distinct() {
-        let a = new_id();
-        let b = new_id();
-        assert_eq!(a.len(), 16);
-        assert!(a.chars().all(|c| c.is_ascii_hexdigit()));
-        assert_ne!(a, b);
     }
 }

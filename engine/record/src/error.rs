@@ -1,15 +1,7 @@
-//! Errors that decide the exit code. Everything else is an `anyhow::Error` and exits 1.
+//! Errors that decide the exit code ([`crate::exit`]). Everything else is an `anyhow::Error`
+//! and exits 1.
 
-/// Exit codes, as the contract fixes them.
-pub mod exit {
-    pub const OK: i32 = 0;
-    /// The run failed: an I/O error, disk full, a required step failed.
-    pub const FAILED: i32 = 1;
-    /// Bad usage or bad input; the message names the option or file.
-    pub const USAGE: i32 = 2;
-    /// Interrupted (Ctrl-C).
-    pub const INTERRUPTED: i32 = 130;
-}
+use crate::exit;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Fatal {

@@ -5,86 +5,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::column::{ColumnId, Headline};
+
 /// The schema string this version writes and reads.
 pub const SCHEMA: &str = "diskbench.record/1";
-
-/// The six columns of the standard suite, in the order the site shows them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ColumnId {
-    SeqRead,
-    SeqWrite,
-    RandRead,
-    RandWrite,
-    Qd1Read,
-    SyncWrite,
-}
-
-/// Which figure of a column is its headline.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Headline {
-    MibPerSecond,
-    Iops,
-}
-
-impl ColumnId {
-    pub const ALL: [ColumnId; 6] = [
-        ColumnId::SeqRead,
-        ColumnId::SeqWrite,
-        ColumnId::RandRead,
-        ColumnId::RandWrite,
-        ColumnId::Qd1Read,
-        ColumnId::SyncWrite,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ColumnId::SeqRead => "seq-read",
-            ColumnId::SeqWrite => "seq-write",
-            ColumnId::RandRead => "rand-read",
-            ColumnId::RandWrite => "rand-write",
-            ColumnId::Qd1Read => "qd1-read",
-            ColumnId::SyncWrite => "sync-write",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<ColumnId> {
-        ColumnId::ALL.into_iter().find(|c| c.as_str() == s)
-    }
-
-    /// Human title, e.g. "Sequential read".
-    pub fn title(self) -> &'static str {
-        match self {
-            ColumnId::SeqRead => "Sequential read",
-            ColumnId::SeqWrite => "Sequential write",
-            ColumnId::RandRead => "Random read",
-            ColumnId::RandWrite => "Random write",
-            ColumnId::Qd1Read => "QD1 read",
-            ColumnId::SyncWrite => "Synced write",
-        }
-    }
-
-    pub fn headline(self) -> Headline {
-        match self {
-            ColumnId::SeqRead | ColumnId::SeqWrite => Headline::MibPerSecond,
-            _ => Headline::Iops,
-        }
-    }
-
-    /// Whether the column reads (else it writes).
-    pub fn is_read(self) -> bool {
-        matches!(
-            self,
-            ColumnId::SeqRead | ColumnId::RandRead | ColumnId::Qd1Read
-        )
-    }
-}
-
-impl std::fmt::Display for ColumnId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Record {
@@ -118,6 +42,61 @@ pub struct Record {
 }
 
 impl Record {
+    /// A new record, the one way one is made: the schema this version writes, a fresh id,
+    /// this tool's name and version, `finished_at` = `started_at` until the run says
+    /// otherwise, and no tests, steps or notes yet.
+    pub fn new(
+        source: impl Into<String>,
+        started_at: String,
+        runner: Runner,
+        storage: Storage,
+        settings: Settings,
+    ) -> Record {
+        Record {
+            schema: SCHEMA.into(),
+            id: crate::random::new_id(),
+            source: source.into(),
+            source_file: None,
+            finished_at: started_at.clone(),
+            started_at,
+            tool: Tool::default(),
+            runner,
+            storage,
+            settings,
+            tests: Vec::new(),
+            steps: Vec::new(),
+            cpu_reference: None,
+            notes: Vec::new(),
+        }
+    }
+
+    /// A record of imported figures (`source` "imported:csv" or "imported:fio") read from
+    /// `source_file`, with the id the importer derived from its content (re-importing the same
+    /// figures gives the same id) and no storage or settings of its own.
+    pub fn imported(
+        source: &str,
+        source_file: &str,
+        id: String,
+        started_at: String,
+        runner: Runner,
+    ) -> Record {
+        let mut record = Record::new(
+            source,
+            started_at,
+            runner,
+            Storage::default(),
+            Settings {
+                suite: "imported".into(),
+                engine: "imported".into(),
+                repeat: 1,
+                ..Settings::default()
+            },
+        );
+        record.id = id;
+        record.source_file = Some(source_file.into());
+        record
+    }
+
     pub fn is_imported(&self) -> bool {
         self.source.starts_with("imported")
     }
@@ -415,6 +394,24 @@ pub struct JobSummary {
     /// "none", "fdatasync:N", "fsync:N", "o_sync", "o_dsync".
     pub sync: String,
     pub rwmixread: Option<u32>,
+}
+
+impl JobSummary {
+    /// The job a record names for `column`, with `size_bytes` per job: what the suite runs
+    /// (direct I/O), for records that carry only the figures (imports).
+    pub fn of_column(column: ColumnId, size_bytes: u64) -> JobSummary {
+        let s = column.settings();
+        JobSummary {
+            rw: s.rw.into(),
+            bs: s.block_bytes,
+            iodepth: s.iodepth,
+            numjobs: s.numjobs,
+            size: size_bytes,
+            direct: true,
+            sync: s.sync_name(),
+            rwmixread: None,
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -748,16 +745,6 @@ pub struct LikeColumn {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn column_ids_round_trip() {
-        for c in ColumnId::ALL {
-            assert_eq!(ColumnId::parse(c.as_str()), Some(c));
-            let json = serde_json::to_string(&c).unwrap();
-            assert_eq!(json, format!("\"{}\"", c.as_str()));
-        }
-        assert_eq!(ColumnId::parse("seq_read"), None);
-    }
 
     #[test]
     fn storage_classes_round_trip() {
