@@ -8,7 +8,7 @@
 //! and gets [`record`], [`results`], [`units`], [`time`], [`error`] and [`cancel`] without
 //! io-uring, SQLite or cargo_metadata.
 //!
-//! Reading a results folder (the README shows the same):
+//! Reading a results folder (the site's "Running a measurement" page shows the same):
 //!
 //! ```no_run
 //! use diskbench_engine::record::{ColumnId, Record, SCHEMA};

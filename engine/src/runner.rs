@@ -4,8 +4,8 @@
 //! The hot path does per I/O: one PRNG step, one clock read at issue and one at completion
 //! (per reap batch), one histogram increment. No allocation, no lock, no syscall besides the
 //! I/O itself. Each I/O is submitted as soon as it is prepared, as fio does by default
-//! (`iodepth_batch_submit=1`): submitting a batch at once let fewer random writes into a new
-//! file through on ext4 here (72-77k against 124-125k IOPS, 1 job x 32; fio 124-125k).
+//! (`iodepth_batch_submit=1`): submitting a batch at once let far fewer random writes into a
+//! new file through on ext4 than fio did (docs/design/fio-parity.md).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -246,9 +246,8 @@ fn choose_engine(
         EngineChoice::Libaio => (BackendKind::Libaio, None),
         EngineChoice::Auto => {
             let kind = EngineChoice::auto_backend(spec.iodepth, memory);
-            // Measured here (tmpfs, 1 GiB, 5 s): fio's libaio read 0.65-0.74x what psync
-            // threads read, at depth 1 and at 4 x 32; a psync figure would sit 1.4x above
-            // a published tmpfs row made the same day on the same memory.
+            // On memory the backend is the figure: psync would read well above a published
+            // tmpfs row made on the same memory (docs/design/memory-backed-filesystems.md).
             let note = (memory && kind == BackendKind::Libaio).then(|| {
                 "memory-backed filesystem: every I/O completes inside the system call, so the \
                  figure is the cost of the I/O path; auto took libaio's path, the published \
