@@ -5,6 +5,7 @@ mod engine;
 mod github;
 mod hardening;
 mod machine;
+mod manual;
 mod site;
 mod steps;
 mod whatif;
