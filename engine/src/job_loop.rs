@@ -5,7 +5,8 @@
 //! The hot path does per I/O: one PRNG step, one clock read at issue and one at completion
 //! (per reap batch), one histogram increment. No allocation, no lock, no syscall besides the
 //! I/O itself. Each I/O is submitted as soon as it is prepared, as fio does by default
-//! (`iodepth_batch_submit=1`); why, measured: docs/design/job-loop.md.
+//! (`iodepth_batch_submit=1`): submitting a batch at once let far fewer random writes into a
+//! new file through on ext4 than fio did (docs/design/fio-parity.md).
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};

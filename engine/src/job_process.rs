@@ -3,13 +3,10 @@
 //!
 //! Why: fio runs each job as a process unless told `--thread`, and the published harness runs
 //! it that way, so the suite does too: each job has its own address space, descriptor table
-//! and CPU accounting on both sides, and a job that crashes takes only itself down. On this
-//! project's 2-vCPU VM it did not move the engine's own figure (4 x 32 random writes into new
-//! files, processes / threads, median 1.03 over 6 alternating pairs, 0.75-1.16), while fio's
-//! processes read 0.80x its threads there: fio's job processes switched twice as often as
-//! its threads (68-98k against 33-38k context switches in a 7 s run; the engine's 41k and
-//! 37k), which is fio's own (not the scheduler's autogroups: the same with them off).
-//! `cargo diskbench fio --thread` runs the jobs as threads, as fio would.
+//! and CPU accounting on both sides, and a job that crashes takes only itself down. It did not
+//! move the engine's own figures; fio is the one slower as processes than as threads
+//! (docs/design/jobs-as-processes.md). `cargo diskbench fio --thread` runs the jobs as
+//! threads, as fio would.
 //!
 //! How: the parent prepares everything (files opened, plan made), then forks one child per
 //! job. A child sets its backend up, says "ready" on a shared pipe and waits for "go", which

@@ -12,9 +12,9 @@ use record::random::FastRng;
 /// Both halves matter for writes into a new file. Drawing with replacement would hit blocks
 /// already converted from unwritten more and more often and read faster than fio on the same
 /// disk. A uniformly random permutation converts blocks that are rarely neighbours, so ext4
-/// splits the file into ~2.6x as many extents as fio's order does after the same seconds
-/// (measured here: 128k extents after 151k writes against fio's 49k after 219k), and each
-/// write pays for a larger extent tree: random writes into a new file read 0.6-0.8x fio.
+/// splits the file into far more extents than fio's order does after the same seconds, and
+/// each write pays for a larger extent tree: random writes into a new file read below fio
+/// (docs/design/fio-parity.md).
 #[derive(Clone, Debug)]
 pub struct OffsetGen {
     rng: FastRng,

@@ -238,9 +238,8 @@ fn choose_engine(
         EngineChoice::Libaio => (BackendKind::Libaio, None),
         EngineChoice::Auto => {
             let kind = BackendKind::auto(spec.iodepth, memory);
-            // Measured here (tmpfs, 1 GiB, 5 s): fio's libaio read 0.65-0.74x what psync
-            // threads read, at depth 1 and at 4 x 32; a psync figure would sit 1.4x above
-            // a published tmpfs row made the same day on the same memory.
+            // On memory the backend is the figure: psync would read well above a published
+            // tmpfs row made on the same memory (docs/design/memory-backed-filesystems.md).
             let note = (memory && kind == BackendKind::Libaio).then(|| {
                 "memory-backed filesystem: every I/O completes inside the system call, so the \
                  figure is the cost of the I/O path; auto took libaio's path, the published \

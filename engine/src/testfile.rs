@@ -521,12 +521,9 @@ fn write_data(
 /// `invalidate=1` when the job opens it).
 ///
 /// Why not the O_DIRECT 1 MiB writes of [`lay_out`]: the way a file was written moves what a
-/// virtual disk does with it afterwards. Measured 2026-12-01 on this project's machine (ext4
-/// on virtio), fio's own 4 KiB 75/25 random mix at depth 64 on one 1 GiB file: 65-81k IOPS
-/// when the file had been written buffered (fio's layout, `dd` with 4 KiB or 1 MiB), 87-102k
-/// when written with O_DIRECT 1 MiB writes, and the same either way for both tools on one
-/// file. The pages written are dropped once synced, so the job's O_DIRECT reads start cold, as
-/// fio's do.
+/// virtual disk does with it afterwards, for fio and for us alike, so a file fio's way is what
+/// makes the figures comparable (docs/design/file-preparation.md). The pages written are
+/// dropped once synced, so the job's O_DIRECT reads start cold, as fio's do.
 ///
 /// The writes go through a second descriptor on the same inode, opened through
 /// `/proc/self/fd` (never the name, which could have been swapped) and checked to be the same

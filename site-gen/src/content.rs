@@ -55,7 +55,7 @@ pub fn pages(dir: Option<&Path>) -> Result<Vec<Page>> {
             // tested), so it is a usage error that names the page.
             let md = crate::page_facts::expand(&md, &facts).map_err(|e| {
                 record::error::usage(format!(
-                    "--content: {name}.md: {e}; see the README (--content) for the placeholders"
+                    "--content: {name}.md: {e}; the report-site page lists the placeholders"
                 ))
             })?;
             let (title, html) = render(&md);
@@ -160,6 +160,25 @@ mod tests {
         assert!(html.contains("<h3 id=\"mine\">"));
         assert!(html.contains("<table>"));
         assert!(!html.contains("The title"));
+    }
+
+    /// A page links to the repository for what lives outside the site (the contract, design
+    /// notes, benchmark runs): each such link must name a file or folder that exists.
+    #[test]
+    fn every_repo_link_on_a_built_in_page_names_a_file_of_the_repository() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let mut seen = 0;
+        for (name, md) in embedded::PAGES {
+            for part in md.split("repo_link(path=\"").skip(1) {
+                let path = &part[..part.find('"').expect("a closing quote")];
+                assert!(
+                    root.join(path).exists(),
+                    "content/{name}.md links to {path}, which is not in the repository"
+                );
+                seen += 1;
+            }
+        }
+        assert!(seen >= 5, "only {seen} repository links");
     }
 
     #[test]

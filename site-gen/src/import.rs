@@ -154,14 +154,14 @@ fn csv_class(s: &str) -> StorageClass {
     }
 }
 
-/// Records from a CSV of published figures (the format documented in the README).
+/// Records from a CSV of published figures (the format is documented on the importing page).
 pub fn csv_records(text: &str, source_file: &str) -> std::result::Result<Vec<Record>, String> {
     let table = CsvTable::parse(text)?;
     let header = &table.header;
     for required in ["date", "label"] {
         if !header.iter().any(|h| h == required) {
             return Err(format!(
-                "the CSV header has no {required:?} column (see the README for the format)"
+                "the CSV header has no {required:?} column (the importing page of the report site gives the format)"
             ));
         }
     }
@@ -171,7 +171,7 @@ pub fn csv_records(text: &str, source_file: &str) -> std::result::Result<Vec<Rec
             .any(|h| h == &format!("{}_mib_s", c.as_str()) || h == &format!("{}_iops", c.as_str()))
     });
     if !has_figure {
-        return Err("the CSV header names no figure column such as seq-read_mib_s or qd1-read_iops (see the README)".into());
+        return Err("the CSV header names no figure column such as seq-read_mib_s or qd1-read_iops (the importing page of the report site lists them)".into());
     }
     let mut records = Vec::new();
     for row in table.rows() {

@@ -15,7 +15,11 @@
 //!   a figure over the rows of the published CSV (`fixtures/published/`) of that storage class
 //!   (and `variant`, if given). `figure`: `iops`, `mib_s`, `p99` (latency), `mean` (one second
 //!   divided by IOPS: the mean latency of a depth-1 column). `stat`: `range` (min-max with the
-//!   median and the row count), `median`, `min`, `max`, `rows`.
+//!   median and the row count), `median`, `min`, `max`, `rows`;
+//! - `{{ repo_link(path="docs/CONTRACT.md") }}` (optional `text`): a link to a file of the
+//!   repository (`Cargo.toml`'s `repository`), for what lives outside the site: the contract,
+//!   design notes, benchmark runs;
+//! - `{{ placeholders() }}`: this list, from [`PLACEHOLDERS`].
 
 use record::storage_rules::{DiskRule, FsRule};
 use record::{BackendKind, ColumnId, ColumnSettings, Record, StorageClass};
@@ -59,6 +63,39 @@ impl PageFacts<'static> {
         })
     }
 }
+
+/// Every placeholder as a page calls it, and what it becomes: the report-site page lists them
+/// from here (`{{ placeholders() }}`), and a test expands each example.
+pub const PLACEHOLDERS: &[(&str, &str)] = &[
+    (
+        "class_rules()",
+        "the storage-class rules, in the order they are tried",
+    ),
+    (
+        "flagged_mount_options()",
+        "the mount options flagged as changing what `fdatasync` costs",
+    ),
+    (
+        "column_settings()",
+        "each column's job, and the backend `--engine auto` picks on a disk and on tmpfs",
+    ),
+    (
+        "cache_ceilings()",
+        "the ceilings above which a figure is marked as served by a cache",
+    ),
+    (
+        "published(class=\"local-nvme\", column=\"sync-write\", figure=\"p99\", stat=\"range\")",
+        "a figure over the shipped published rows of a storage class (optional `variant`); `figure`: `iops`, `mib_s`, `p99`, `mean`; `stat`: `range`, `median`, `min`, `max`, `rows`",
+    ),
+    (
+        "repo_link(path=\"docs/CONTRACT.md\")",
+        "a link to a file of the project's repository (optional `text`)",
+    ),
+    ("placeholders()", "this table"),
+];
+
+/// The repository the project is published from (`repository` in Cargo.toml).
+pub const REPOSITORY: &str = env!("CARGO_PKG_REPOSITORY");
 
 /// Replace every placeholder in `md`. An unknown name or a bad argument is an error that names
 /// the placeholder.
@@ -112,6 +149,15 @@ fn render_call(call: &str, facts: &PageFacts) -> Result<String, String> {
         "cache_ceilings" => {
             only_args(&[])?;
             Ok(cache_ceilings(&facts.ceilings))
+        }
+        "repo_link" => {
+            only_args(&["path", "text"])?;
+            let get = |k: &str| args.iter().find(|(a, _)| a == k).map(|(_, v)| v.as_str());
+            repo_link(get("path").ok_or("needs path=\"...\"")?, get("text"))
+        }
+        "placeholders" => {
+            only_args(&[])?;
+            Ok(placeholders(PLACEHOLDERS))
         }
         "published" => {
             only_args(&["class", "column", "figure", "stat", "variant"])?;
@@ -190,6 +236,44 @@ pub fn class_rules(fs_rules: &[&FsRule], disk_rules: &[&DiskRule]) -> String {
         n + 1,
         StorageClass::Unknown
     ));
+    md
+}
+
+/// A Markdown link to `path` in the repository: a file under `blob/main/`, a folder (ending in
+/// `/`) under `tree/main/`. The path is relative to the repository root and stays inside it.
+pub fn repo_link(path: &str, text: Option<&str>) -> Result<String, String> {
+    let inside = !path.is_empty()
+        && !path.starts_with('/')
+        && path
+            .split('/')
+            .all(|part| part != ".." && part != "." && !part.contains([' ', '(', ')', '\\']));
+    if !inside {
+        return Err(format!(
+            "path {path:?}: give a path inside the repository, e.g. docs/CONTRACT.md"
+        ));
+    }
+    let kind = if path.ends_with('/') { "tree" } else { "blob" };
+    let text = match text {
+        Some(t) => t.to_string(),
+        None => format!("`{path}`"),
+    };
+    Ok(format!(
+        "[{text}]({REPOSITORY}/{kind}/main/{})",
+        path.trim_end_matches('/')
+    ))
+}
+
+/// The placeholders a page can use, as a table.
+pub fn placeholders(list: &[(&str, &str)]) -> String {
+    let mut md = String::from("| placeholder | becomes |\n|---|---|\n");
+    for (call, what) in list {
+        // Written out, not expanded: `expand` does not read its own output again.
+        md.push_str(&format!(
+            "| `{{{{ {} }}}}` | {} |\n",
+            cell(call),
+            cell(what)
+        ));
+    }
     md
 }
 
@@ -642,24 +726,81 @@ mod tests {
         assert!(page("columns").contains("more than a thousand times fewer"));
     }
 
-    /// The README's machine section lists the flagged options and the classes by hand; it must
-    /// name every entry of the code's tables.
+    /// The machine page lists the flagged options and the classes by hand; it must name every
+    /// entry of the code's tables.
     #[test]
-    fn the_readme_names_every_flagged_option_and_class() {
-        let readme = include_str!("../../README.md");
-        let machine = readme
-            .split("<!-- section: machine -->")
-            .nth(1)
-            .and_then(|s| s.split("<!-- /section: machine -->").next())
-            .expect("README has a machine section");
+    fn the_machine_page_names_every_flagged_option_and_class() {
+        let machine = page("machine");
         for (opt, _) in FSYNC_OPTIONS {
-            assert!(machine.contains(&format!("`{opt}`")), "README: {opt}");
+            assert!(
+                machine.contains(&format!("<code>{opt}</code>")),
+                "machine page: {opt}"
+            );
         }
         for c in StorageClass::ALL {
             assert!(
-                machine.contains(&format!("| `{}` |", c.as_str())),
-                "README: {c}"
+                machine.contains(&format!("<td><code>{}</code></td>", c.as_str())),
+                "machine page: {c}"
             );
+        }
+    }
+
+    /// Every exit code the program has is a row of the exit-codes page.
+    #[test]
+    fn the_exit_codes_page_has_a_row_for_every_exit_code() {
+        let html = page("exit-codes");
+        for &(code, _) in record::exit::ALL {
+            assert!(
+                html.contains(&format!("<tr><td>{code}</td>")),
+                "exit code {code} has no row"
+            );
+        }
+    }
+
+    #[test]
+    fn every_placeholder_example_expands_and_is_listed() {
+        let facts = PageFacts::from_code().unwrap();
+        for (call, _) in PLACEHOLDERS {
+            let md = expand(&format!("{{{{ {call} }}}}"), &facts)
+                .unwrap_or_else(|e| panic!("{call}: {e}"));
+            assert!(!md.trim().is_empty(), "{call}");
+        }
+        let table = expand("{{ placeholders() }}", &facts).unwrap();
+        for (call, _) in PLACEHOLDERS {
+            assert!(
+                table.contains(&format!("`{{{{ {} }}}}`", cell(call))),
+                "{call}"
+            );
+        }
+        // The listed calls are shown, not run again.
+        assert!(!table.contains("| # | looks at"), "{table}");
+        assert!(html_of(&table).contains("<code>{{ class_rules() }}</code>"));
+    }
+
+    #[test]
+    fn repo_links_point_into_the_repository() {
+        assert!(
+            REPOSITORY.starts_with("https://github.com/"),
+            "{REPOSITORY}"
+        );
+        let facts = PageFacts::from_code().unwrap();
+        let md = expand("{{ repo_link(path=\"docs/CONTRACT.md\") }}", &facts).unwrap();
+        assert_eq!(
+            md,
+            format!("[`docs/CONTRACT.md`]({REPOSITORY}/blob/main/docs/CONTRACT.md)")
+        );
+        let md = expand(
+            "{{ repo_link(path=\"docs/benchmarks/\", text=\"the runs\") }}",
+            &facts,
+        )
+        .unwrap();
+        assert_eq!(
+            md,
+            format!("[the runs]({REPOSITORY}/tree/main/docs/benchmarks)")
+        );
+        for bad in ["", "/etc/passwd", "../x", "docs/../../x", "a b", "x)"] {
+            let err = expand(&format!("{{{{ repo_link(path=\"{bad}\") }}}}"), &facts).unwrap_err();
+            assert!(err.contains("inside the repository"), "{bad}: {err}");
         }
     }
 }

@@ -171,7 +171,12 @@ impl Site<'_> {
         let extra: Vec<Value> = self
             .pages
             .iter()
-            .filter(|p| !matches!(p.name.as_str(), "columns" | "methodology" | "verdicts"))
+            .filter(|p| {
+                !matches!(
+                    p.name.as_str(),
+                    "columns" | "methodology" | "verdicts" | "manual"
+                )
+            })
             .map(|p| json!({"href": format!("{root}{}.html", p.name), "title": p.title}))
             .collect();
         ctx.insert("extra_pages", &extra);

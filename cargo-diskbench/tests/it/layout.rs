@@ -684,3 +684,68 @@ fn a_record_is_built_only_by_its_constructor() {
         "Record literals outside the constructor (use Record::new): {literals:?}"
     );
 }
+
+// ------------------------------------------------------------------ paths the docs name
+
+/// Every repository path the docs and the site's pages name in backticks (`engine/src/x.rs`)
+/// exists: a file that moves takes its mentions with it.
+#[test]
+fn every_path_the_docs_name_exists() {
+    let root = common::repo_root();
+    let mut docs: Vec<PathBuf> = vec![root.join("README.md"), root.join("CHANGELOG.md")];
+    for dir in ["content", "docs"] {
+        docs.extend(
+            common::tree::files(&root.join(dir))
+                .into_iter()
+                .filter(|p| p.extension().is_some_and(|e| e == "md")),
+        );
+    }
+    let tops = [
+        "engine/",
+        "site-gen/",
+        "cargo-diskbench/",
+        "bench/",
+        "fixtures/",
+        "themes/",
+        "content/",
+        "docs/",
+        ".github/",
+        ".ci/",
+    ];
+    let mut missing = Vec::new();
+    let mut seen = 0;
+    for doc in &docs {
+        let text = std::fs::read_to_string(doc).unwrap();
+        for (i, quoted) in text.split('`').enumerate() {
+            // Odd pieces are inside backticks; a path has no spaces and names no glob.
+            if i % 2 == 0 || quoted.contains(char::is_whitespace) || quoted.contains('*') {
+                continue;
+            }
+            let path = quoted.trim_end_matches([':', ',', '.']);
+            let path = path.split(['#', ':']).next().unwrap_or(path);
+            // `cargo-diskbench/cargo-diskbench` is the GitHub owner/name, not a path.
+            if !tops.iter().any(|t| path.starts_with(t))
+                || path.contains('<')
+                || path == "cargo-diskbench/cargo-diskbench"
+            {
+                continue;
+            }
+            seen += 1;
+            if !root.join(path).exists() {
+                missing.push(format!(
+                    "{}: {path}",
+                    doc.strip_prefix(&root).unwrap().display()
+                ));
+            }
+        }
+    }
+    assert!(
+        seen > 20,
+        "only {seen} paths found: the check reads nothing"
+    );
+    assert!(
+        missing.is_empty(),
+        "paths named in docs that do not exist:\n{}",
+        missing.join("\n")
+    );
+}

@@ -6,6 +6,7 @@ mod github;
 mod hardening;
 mod layout;
 mod machine;
+mod manual;
 mod site;
 mod steps;
 mod whatif;

@@ -23,7 +23,7 @@ fn write_fleet(results: &Path, fleet: &Fleet) -> usize {
 }
 
 /// The small fleet with build steps as long as the real engine's: its step names and verdict
-/// sentences (as `run` wrote them on a 2-vCPU VM, 2026-12-01) and a what-if experiment with
+/// sentences (as `run` wrote them on a 2-vCPU VM) and a what-if experiment with
 /// its conditions table. The generated fleet's short sentences fit any table.
 fn write_fleet_with_real_steps(results: &Path) {
     use record::{Bound, WhatIf, WhatIfCondition};
@@ -822,6 +822,9 @@ fn pages_render_in_chromium_without_console_errors() {
             "columns.html",
             "verdicts.html",
             "methodology.html",
+            "options.html",
+            "guarantees.html",
+            "exit-codes.html",
         ]
         .map(|p| (w, p))
     }) {

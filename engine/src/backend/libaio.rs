@@ -5,12 +5,11 @@
 //!
 //! Completions are reaped one per `io_getevents` call, as fio does with its defaults
 //! (`iodepth_batch_complete_min` = `iodepth_batch_complete_max` = 1): with one `io_submit` per
-//! I/O, that is two system calls per I/O, which on tmpfs is most of what the figure measures.
-//! Measured 2026-12-01 on this project's machine (tmpfs, 4 KiB random reads, 4 jobs x 32, five
-//! seconds after a two-second ramp): fio 0.94-0.96M IOPS by default and 1.15-1.22M with
-//! `--iodepth_batch_complete_max=32`; this backend reaping up to 32 at a time read 1.17-1.23M.
-//! The suite takes libaio only on memory (on a disk, io_uring or psync, which batch freely),
-//! so the cheaper reaping is kept where a device decides the figure.
+//! I/O, that is two system calls per I/O, which on tmpfs is most of what the figure measures:
+//! reaping in batches there reads about a fifth higher, for fio too, and would no longer
+//! compare with published tmpfs rows (docs/design/fio-parity.md). The suite takes libaio only
+//! on memory (on a disk, io_uring or psync, which batch freely), so the cheaper reaping is kept
+//! where a device decides the figure.
 //!
 //! As in fio's libaio engine (`engines/libaio.c`), a sync is not queued but runs as a plain
 //! fdatasync/fsync system call, timed on its own (fio's `sync` latency block). Unlike fio,

@@ -112,11 +112,10 @@ pub fn detect(view: &SysView, dir: &str) -> Storage {
 ///
 /// With `VIRTIO_BALLOON_F_REPORTING` (feature bit 5) the guest tells the host which pages it
 /// freed and the host drops them, so the next write to such a page waits for the host to
-/// supply a new one. Measured on a 2-vCPU KVM guest (2026-12-01): 4 KiB random writes to new
-/// tmpfs files at 4 x 32 ran at 0.69-0.72M IOPS (this engine) and 0.24-0.59M (fio) right after
-/// another run freed its memory, and at 0.24-0.38M and 0.18-0.33M after a 10 s pause. sysfs
-/// shows the negotiated features as one '0' or '1' per bit, bit 0 first
-/// (drivers/virtio/virtio.c, features_show).
+/// supply a new one: a write figure on tmpfs then depends on how recently memory was freed
+/// (docs/design/memory-backed-filesystems.md), which the storage notes say. sysfs shows the
+/// negotiated features as one '0' or '1' per bit, bit 0 first (drivers/virtio/virtio.c,
+/// features_show).
 fn free_page_reporting(view: &SysView) -> Option<String> {
     const DRIVER: &str = "/sys/bus/virtio/drivers/virtio_balloon";
     const F_REPORTING: usize = 5;

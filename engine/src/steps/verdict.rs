@@ -50,18 +50,19 @@ pub const BANDWIDTH_LOW: f64 = 0.25;
 pub const LARGE_IO_BYTES: f64 = 64.0 * 1024.0;
 /// Voluntary switches per second from which a step is a chain of short blocking waits...
 pub const BLOCKS_PER_S: f64 = 100.0;
-/// ...when it also uses at most this much CPU between two blocks. Measured here: the sqlite
-/// step 0.04-0.05 ms per block; a cold compile of the generated crate 2.7-4.0 ms on a quiet
-/// machine and 0.97 ms with the test suite running beside it (its waits on its own tasks
-/// multiply under load), which a 1 ms limit judged `latency`.
+/// ...when it also uses at most this much CPU between two blocks: well above a chain of syncs
+/// (the sqlite step), below a compile even on a busy machine, where its waits on its own tasks
+/// multiply (content/verdicts.md, "Why these thresholds"; the observations are recorded in
+/// docs/benchmarks/2026-12-01-dev-vm/verdict-signals.md).
 pub const CPU_PER_BLOCK_S: f64 = 0.0003;
 // ...and moves less than LARGE_IO_BYTES per call.
 /// A step that moved less than this to or from storage is not judged disk-bound from the
 /// machine-wide stall figure (PSI sees every process's I/O).
 pub const MIN_STORAGE_BYTES: u64 = 1 << 20;
-/// At most this share of the wall time is discounted as waiting for a CPU. A compile at load
-/// 15 on 2 cores here had 0.10 s of CPU per wall second; at 0.9 a step with under 0.06 would
-/// read as idle, at 0.95 the limit is 0.03.
+/// At most this share of the wall time is discounted as waiting for a CPU: high enough that a
+/// compile on a crowded machine, which gets a small share of a core per wall second, is not
+/// read as idle (docs/benchmarks/2026-12-01-dev-vm/verdict-signals.md); at 0.95 a step needs
+/// 0.03 s of CPU per wall second.
 pub const MAX_CPU_WAIT_SHARE: f64 = 0.95;
 /// From this share of waiting for a CPU on, the verdict says the shares are of the rest.
 pub const CPU_WAIT_MENTION: f64 = 0.10;
@@ -507,10 +508,10 @@ mod tests {
         assert_eq!(v.bound, Bound::Unknown, "{}", v.why);
     }
 
-    /// Regression: the generated cargo build on a loaded machine (load 10 on 2 cores,
-    /// measured 2026-12-01): 7.3 s, 1.05 s of CPU, 7.0 s of run-queue wait summed over its
-    /// tasks, 293 voluntary and 680 involuntary switches, PSI 26%. Weighting the wait by the
-    /// preemptions took out 4.9 s, left 0.44 of a core busy and the verdict read `unknown`.
+    /// Regression: the generated cargo build on a loaded machine (load 10 on 2 cores; the
+    /// record's figures, docs/benchmarks/2026-12-01-dev-vm/verdict-signals.md). Weighting the
+    /// wait by the preemptions took out 4.9 s, left 0.44 of a core busy and the verdict read
+    /// `unknown`.
     #[test]
     fn a_compile_that_waited_for_a_cpu_is_cpu_bound() {
         let s = StepSignals {
@@ -570,10 +571,10 @@ mod tests {
         assert_eq!(v.bound, Bound::Unknown, "{}", v.why);
     }
 
-    /// The sqlite chain on the same loaded machine (measured 2026-12-01): 1.0 s, 0.07 s of
-    /// CPU, 0.62 s of run-queue wait almost all after wake-ups (1330 voluntary, 10
-    /// involuntary switches). Its wake-up waits stay with the syncs: latency, with the
-    /// machine-wide stall high or low.
+    /// The sqlite chain on the same loaded machine (the record's figures,
+    /// docs/benchmarks/2026-12-01-dev-vm/verdict-signals.md): its run-queue wait is almost all
+    /// after wake-ups. Those waits stay with the syncs: latency, with the machine-wide stall
+    /// high or low.
     #[test]
     fn a_chain_of_syncs_on_a_loaded_machine_stays_latency_bound() {
         let s = StepSignals {
@@ -731,10 +732,10 @@ mod tests {
         assert_eq!(judge(&busy, &disk()).bound, Bound::Cpu);
     }
 
-    /// Regression (CI, 2026-12-01): the generated cargo build with the test suite beside it
-    /// blocked 1,258 times in 2.5 s at 0.97 ms of CPU per block and a 1 ms limit judged it
+    /// Regression (CI on a fresh clone): the generated cargo build with the test suite beside
+    /// it blocked often at just under 1 ms of CPU per block, and a 1 ms limit judged it
     /// `latency`, although the machine stalled on I/O for 3% of the time. Its figures as
-    /// recorded; it is a compile.
+    /// recorded (docs/benchmarks/2026-12-01-dev-vm/verdict-signals.md); it is a compile.
     #[test]
     fn a_compile_blocking_often_on_a_busy_machine_is_still_cpu() {
         let s = StepSignals {
