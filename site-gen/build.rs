@@ -1,11 +1,11 @@
-//! Embed every `content/*.md` page at build time, so the binary renders the site on its own
+//! Embed every `content/*.md` page (the site's book, inside this crate so it packages) at build time, so the binary renders the site on its own
 //! and a page added to `content/` appears without touching the code.
 
 use std::fmt::Write as _;
 use std::path::Path;
 
 fn main() {
-    let content = Path::new(env!("CARGO_MANIFEST_DIR")).join("../content");
+    let content = Path::new(env!("CARGO_MANIFEST_DIR")).join("content");
     println!("cargo:rerun-if-changed={}", content.display());
     let mut pages: Vec<_> = std::fs::read_dir(&content)
         .map(|rd| {

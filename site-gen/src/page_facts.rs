@@ -29,7 +29,7 @@ use crate::stats::{fmt_ns, fmt_sig};
 /// The published figures shipped with the project (imported, never shown as measured here).
 pub const PUBLISHED_CSV: (&str, &str) = (
     "ec2-storage-2026-09-30_10-01.csv",
-    include_str!("../../fixtures/published/ec2-storage-2026-09-30_10-01.csv"),
+    include_str!("../published/ec2-storage-2026-09-30_10-01.csv"),
 );
 
 /// Everything the placeholders draw on. [`PageFacts::from_code`] takes the code's own tables;

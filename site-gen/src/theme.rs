@@ -10,38 +10,38 @@ use tera::Tera;
 pub const TEMPLATES: &[(&str, &str)] = &[
     (
         "base.html",
-        include_str!("../../themes/default/templates/base.html"),
+        include_str!("../themes/default/templates/base.html"),
     ),
     (
         "index.html",
-        include_str!("../../themes/default/templates/index.html"),
+        include_str!("../themes/default/templates/index.html"),
     ),
     (
         "runner_table.html",
-        include_str!("../../themes/default/templates/runner_table.html"),
+        include_str!("../themes/default/templates/runner_table.html"),
     ),
     (
         "column.html",
-        include_str!("../../themes/default/templates/column.html"),
+        include_str!("../themes/default/templates/column.html"),
     ),
     (
         "runner.html",
-        include_str!("../../themes/default/templates/runner.html"),
+        include_str!("../themes/default/templates/runner.html"),
     ),
     (
         "steps.html",
-        include_str!("../../themes/default/templates/steps.html"),
+        include_str!("../themes/default/templates/steps.html"),
     ),
     (
         "page.html",
-        include_str!("../../themes/default/templates/page.html"),
+        include_str!("../themes/default/templates/page.html"),
     ),
 ];
 
 /// The built-in assets, copied into `assets/`.
 pub const ASSETS: &[(&str, &str)] = &[(
     "style.css",
-    include_str!("../../themes/default/assets/style.css"),
+    include_str!("../themes/default/assets/style.css"),
 )];
 
 pub struct Theme {

@@ -749,3 +749,64 @@ fn every_path_the_docs_name_exists() {
         missing.join("\n")
     );
 }
+
+// ------------------------------------------------------------------ packageable
+
+/// Every file a crate compiles in (`include_str!`, `include_bytes!`, what its build script
+/// reads) lives inside that crate, so `cargo package` ships it and `cargo install` from the
+/// registry builds. Test code may read the repository's fixtures.
+#[test]
+fn every_file_a_crate_compiles_in_lives_inside_it() {
+    let root = common::repo_root();
+    let mut outside = Vec::new();
+    let mut seen = 0;
+    for (_, src) in CRATES {
+        let krate = root.join(src).parent().unwrap().to_path_buf();
+        let krate_real = std::fs::canonicalize(&krate).unwrap();
+        for file in common::tree::files(&krate) {
+            if file.extension().is_none_or(|e| e != "rs") || file.starts_with(krate.join("tests")) {
+                continue;
+            }
+            let text = without_test_items(&std::fs::read_to_string(&file).unwrap());
+            if file.file_name().is_some_and(|n| n == "build.rs") && text.contains("\"..") {
+                outside.push(format!("{}: reads outside the crate", file.display()));
+            }
+            for mac in ["include_str!(\"", "include_bytes!(\""] {
+                for part in text.split(mac).skip(1) {
+                    let rel = &part[..part.find('"').unwrap()];
+                    let target = file.parent().unwrap().join(rel);
+                    seen += 1;
+                    // Lexically inside the crate's folder (a symlink in it that cargo follows
+                    // when packaging counts as inside), and really there.
+                    let lexical = normalize(&target);
+                    if !lexical.starts_with(&krate) && !lexical.starts_with(&krate_real)
+                        || !target.exists()
+                    {
+                        outside.push(format!("{}: {rel}", file.display()));
+                    }
+                }
+            }
+        }
+    }
+    assert!(seen >= 10, "only {seen} includes found");
+    assert!(
+        outside.is_empty(),
+        "compiled in from outside the crate:\n{}",
+        outside.join("\n")
+    );
+}
+
+/// `path` with `.` and `..` resolved lexically (no symlinks followed).
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
