@@ -19,6 +19,7 @@ const MANUAL: &[(&str, &str)] = &[
     ("fio.html", "fio command lines"),
     ("importing.html", "Importing figures"),
     ("report-site.html", "The report site"),
+    ("github-actions.html", "GitHub Actions"),
 ];
 
 /// The commands the options page documents.

@@ -586,6 +586,11 @@ pub struct StepResult {
     /// experiment (it outranks `bound` where both exist).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub what_if: Option<WhatIf>,
+    /// The compiler a `cargo-build` step built with (`rustc --version` as the build ran it,
+    /// e.g. "rustc 1.95.0 (59807616e 2026-04-14)"): the same workload with another compiler is
+    /// another measurement. None for other steps, or when rustc did not answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub toolchain: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]

@@ -113,6 +113,30 @@ pub fn build_command(manifest: &Path, target_dir: &Path, offline: bool) -> Comma
     cmd
 }
 
+/// The compiler `build` will run: `rustc --version` with the build's environment and in its
+/// folder (`$RUSTC` if set, as cargo reads it, else `rustc` from PATH; rustup's proxy then
+/// honours a rust-toolchain.toml there). None when it does not answer.
+pub fn rustc_version(build: &Command) -> Option<String> {
+    let rustc = build
+        .get_envs()
+        .find(|(k, _)| *k == "RUSTC")
+        .and_then(|(_, v)| v.map(PathBuf::from))
+        .or_else(|| std::env::var_os("RUSTC").map(PathBuf::from))
+        .unwrap_or_else(|| "rustc".into());
+    let mut cmd = Command::new(rustc);
+    cmd.arg("--version").stdin(std::process::Stdio::null());
+    if let Some(dir) = build.get_current_dir() {
+        cmd.current_dir(dir);
+    }
+    let out = cmd.output().ok().filter(|o| o.status.success())?;
+    let line = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .next()?
+        .trim()
+        .to_string();
+    (!line.is_empty()).then_some(line)
+}
+
 /// Fetch the dependencies before the timed build. Returns a note when it did not work (the
 /// build then may include downloads, or fail offline).
 pub fn prefetch(manifest: &Path) -> Option<String> {
@@ -184,6 +208,18 @@ mod tests {
             m0.matches("pub fn f").count(),
             FUNCTIONS_PER_MODULE as usize
         );
+    }
+
+    #[test]
+    fn rustc_version_names_the_compiler_or_nothing() {
+        let d = tempfile::tempdir().unwrap();
+        let build = build_command(&d.path().join("Cargo.toml"), d.path(), true);
+        // The rustc that runs these tests' cargo is on PATH here.
+        let version = rustc_version(&build).expect("rustc answers");
+        assert!(version.starts_with("rustc "), "{version}");
+        let mut broken = build_command(&d.path().join("Cargo.toml"), d.path(), true);
+        broken.env("RUSTC", d.path().join("no-such-rustc"));
+        assert_eq!(rustc_version(&broken), None);
     }
 
     #[test]

@@ -608,8 +608,11 @@ fn run_one(ctx: &RunContext, step: &StepKind, work: &Path) -> Result<StepResult>
                 }
             };
             let command = display_command(&cmd);
+            let toolchain = cargo_build::rustc_version(&cmd);
             let m = ctx.launch(cmd, work, false)?;
-            Ok(finish(ctx, CARGO_BUILD, name, command, m, None, notes))
+            let mut result = finish(ctx, CARGO_BUILD, name, command, m, None, notes);
+            result.toolchain = toolchain;
+            Ok(result)
         }
         StepKind::DockerBuild => {
             let name = "docker build --no-cache".to_string();
@@ -841,5 +844,6 @@ fn finish(
         why,
         notes,
         what_if: None,
+        toolchain: None,
     }
 }
