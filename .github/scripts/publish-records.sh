@@ -66,27 +66,17 @@ if [ "$phase" = push ] && [ -n "${2:-}" ]; then handoff="$2"; fi
 # The token reaches git through GIT_CONFIG_* variables set for one git command at a time: it
 # is in no file. (`unset` below only keeps it out of the children; this step's own
 # /proc/<pid>/environ still holds it, which is why cargo-diskbench runs in another step.)
-auth_header=""
+# shellcheck source=.github/scripts/remote-git.sh
+. "$(dirname "${BASH_SOURCE[0]}")/remote-git.sh"
 if [ -n "${DATA_PUSH_TOKEN:-}" ]; then
   # Only the phases that run git alone take it.
   if [ "$phase" = merge ] || [ "$phase" = all ]; then
     echo "::error title=cargo-diskbench::the merge phase runs cargo-diskbench and must not be given DATA_PUSH_TOKEN: run the fetch, merge and push phases as separate steps, the token on fetch and push only"
     exit 2
   fi
-  auth_header="AUTHORIZATION: basic $(printf 'x-access-token:%s' "$DATA_PUSH_TOKEN" | base64 | tr -d '\n')"
-  echo "::add-mask::${auth_header#AUTHORIZATION: basic }"
+  push_token "$DATA_PUSH_TOKEN"
   unset DATA_PUSH_TOKEN
 fi
-remote_git() {
-  if [ -n "$auth_header" ]; then
-    GIT_CONFIG_COUNT=1 \
-      GIT_CONFIG_KEY_0="http.${GITHUB_SERVER_URL:-https://github.com}/.extraheader" \
-      GIT_CONFIG_VALUE_0="$auth_header" \
-      git "$@"
-  else
-    git "$@"
-  fi
-}
 
 git_commit() {
   git -C "$worktree" \

@@ -58,22 +58,12 @@ cargo_version() {
 tarball_name() { echo "cargo-diskbench-$2-v$1.tar.gz"; }
 
 # The token reaches git through GIT_CONFIG_* variables for one command: it is in no file.
-auth_header=""
+# shellcheck source=.github/scripts/remote-git.sh
+. "$(dirname "${BASH_SOURCE[0]}")/remote-git.sh"
 if [ -n "${RELEASE_PUSH_TOKEN:-}" ]; then
-  auth_header="AUTHORIZATION: basic $(printf 'x-access-token:%s' "$RELEASE_PUSH_TOKEN" | base64 | tr -d '\n')"
-  echo "::add-mask::${auth_header#AUTHORIZATION: basic }"
+  push_token "$RELEASE_PUSH_TOKEN"
   unset RELEASE_PUSH_TOKEN
 fi
-remote_git() {
-  if [ -n "$auth_header" ]; then
-    GIT_CONFIG_COUNT=1 \
-      GIT_CONFIG_KEY_0="http.${GITHUB_SERVER_URL:-https://github.com}/.extraheader" \
-      GIT_CONFIG_VALUE_0="$auth_header" \
-      git "$@"
-  else
-    git "$@"
-  fi
-}
 
 # VERSION may be released from this checkout: X.Y.Z, the version Cargo.toml says, and no tag
 # vX.Y.Z here or at origin (a tag once published is never made again).
