@@ -235,7 +235,7 @@ pub fn exec(args: RunArgs) -> Result<()> {
         Some(l) => {
             // This process (all its threads: the I/O is submitted from them) runs the columns
             // inside the capped cgroup, and goes back when the group closes, also on error.
-            let mut group = engine::steps::what_if::capped_group(&l.target, &l.caps)?;
+            let mut group = engine::steps::what_if::caps::capped_group(&l.target, &l.caps)?;
             group.adopt(std::process::id())?;
             let tests = engine::suite::run_suite(&opts, &mut |p| progress.event(p));
             group.close().map_err(anyhow::Error::msg)?;

@@ -70,8 +70,8 @@ pub struct StepsOptions {
     /// noted on each step.
     pub columns_source: Option<String>,
     /// `--what-if`: rerun each step on memory and with the disk capped (checked beforehand
-    /// with [`what_if::preflight`]).
-    pub what_if: Option<what_if::WhatIfOptions>,
+    /// with [`what_if::preflight::preflight`]).
+    pub what_if: Option<what_if::options::WhatIfOptions>,
 }
 
 /// The project the steps are about: the Cargo workspace, or the current directory.
@@ -279,7 +279,7 @@ pub fn run_steps_with(
             index: i + 1,
             of,
         });
-        let normal = what_if::Condition::Normal;
+        let normal = what_if::options::Condition::Normal;
         let (mut result, first) = run_in_work(&ctx, step, &scratch.path, &normal)?;
         if let Some(w) = &opts.what_if
             && result.status == StepStatus::Ok
@@ -346,7 +346,7 @@ struct RunEnv {
     /// Drop the step's files from the page cache before it starts.
     cold: bool,
     group: Option<CapGroup>,
-    target: Option<what_if::CapTarget>,
+    target: Option<what_if::caps::CapTarget>,
     caps: IoCaps,
     /// What was done for this run (a daemon capped), for the condition's notes.
     notes: Vec<String>,
@@ -366,12 +366,12 @@ impl RunContext<'_> {
                 notes,
             } = &mut *env;
             if *cold {
-                what_if::evict_from_cache(work);
+                what_if::page_cache::evict_from_cache(work);
             }
             if let (Some(g), Some(t)) = (group.as_mut(), target.as_ref()) {
                 g.join_on_exec(&mut cmd);
                 if daemon {
-                    notes.extend(what_if::cap_daemon(
+                    notes.extend(what_if::caps::cap_daemon(
                         g,
                         t,
                         caps,
@@ -391,8 +391,8 @@ fn run_in_work(
     ctx: &RunContext,
     step: &StepKind,
     scratch: &Path,
-    condition: &what_if::Condition,
-) -> Result<(StepResult, what_if::Run)> {
+    condition: &what_if::options::Condition,
+) -> Result<(StepResult, what_if::judgement::Run)> {
     let work = scratch.join(step.id());
     fs::create_dir(&work).with_context(|| format!("cannot create {}", work.display()))?;
     let mut mount = None;
@@ -401,20 +401,22 @@ fn run_in_work(
         *env = RunEnv {
             // On memory there is no disk to read from: nothing to drop (and tmpfs pages are
             // the files themselves).
-            cold: ctx.opts.what_if.is_some() && *condition != what_if::Condition::Memory,
+            cold: ctx.opts.what_if.is_some() && *condition != what_if::options::Condition::Memory,
             ..Default::default()
         };
         match condition {
-            what_if::Condition::Normal => {}
-            what_if::Condition::Memory => mount = Some(what_if::MemoryMount::mount(&work)?),
-            what_if::Condition::Capped { caps, .. } => {
+            what_if::options::Condition::Normal => {}
+            what_if::options::Condition::Memory => {
+                mount = Some(what_if::memory::MemoryMount::mount(&work)?)
+            }
+            what_if::options::Condition::Capped { caps, .. } => {
                 let target = ctx
                     .opts
                     .what_if
                     .as_ref()
                     .and_then(|w| w.caps_target.as_ref().ok())
                     .context("a capped run without a cap target")?;
-                env.group = Some(what_if::capped_group(target, caps)?);
+                env.group = Some(what_if::caps::capped_group(target, caps)?);
                 env.target = Some(target.clone());
                 env.caps = *caps;
             }
@@ -459,7 +461,7 @@ fn run_in_work(
             .notes
             .push(format!("could not remove {}: {e}", work.display()));
     }
-    let run = what_if::Run {
+    let run = what_if::judgement::Run {
         wall_s: result.wall_s,
         user_s: result.user_s,
         sys_s: result.sys_s,
@@ -478,10 +480,10 @@ fn run_in_work(
 /// The what-if conditions of one step, after its normal run (`first`).
 fn experiment(
     ctx: &RunContext,
-    w: &what_if::WhatIfOptions,
+    w: &what_if::options::WhatIfOptions,
     step: &StepKind,
     scratch: &Path,
-    first: what_if::Run,
+    first: what_if::judgement::Run,
     progress: &mut dyn FnMut(&str),
 ) -> Result<WhatIf> {
     let repeat = w.repeat.max(1);
@@ -490,13 +492,13 @@ fn experiment(
         if record::cancel::requested() {
             return Err(interrupted());
         }
-        runs.push(run_in_work(ctx, step, scratch, &what_if::Condition::Normal)?.1);
+        runs.push(run_in_work(ctx, step, scratch, &what_if::options::Condition::Normal)?.1);
     }
-    let baseline = what_if::summarise("baseline", None, &runs);
+    let baseline = what_if::judgement::summarise("baseline", None, &runs);
     let mut conditions = Vec::new();
     for condition in w.conditions() {
         let caps = match &condition {
-            what_if::Condition::Capped { caps, .. } => Some(*caps),
+            what_if::options::Condition::Capped { caps, .. } => Some(*caps),
             _ => None,
         };
         progress(&format!("{} ({})", step.id(), condition.id()));
@@ -507,9 +509,9 @@ fn experiment(
             }
             runs.push(run_in_work(ctx, step, scratch, &condition)?.1);
         }
-        conditions.push(what_if::summarise(condition.id(), caps, &runs));
+        conditions.push(what_if::judgement::summarise(condition.id(), caps, &runs));
     }
-    let (bound, why) = what_if::judge(&baseline, &mut conditions);
+    let (bound, why) = what_if::judgement::judge(&baseline, &mut conditions);
     let mut notes = Vec::new();
     if let Some((label, _)) = &w.like
         && let Some(c) = conditions.iter().find(|c| c.id.starts_with("like:"))
