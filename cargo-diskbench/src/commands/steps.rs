@@ -51,7 +51,7 @@ pub struct StepsArgs {
     #[arg(long, value_name = "MIB", default_value_t = steps::docker_build::DEFAULT_CONTEXT_MIB)]
     pub docker_context_mib: u32,
     /// Transactions of the sqlite step
-    #[arg(long, value_name = "N", default_value_t = steps::DEFAULT_SQLITE_TRANSACTIONS)]
+    #[arg(long, value_name = "N", default_value_t = steps::sqlite::DEFAULT_TRANSACTIONS)]
     pub sqlite_transactions: u32,
     /// Rerun each step on memory and with the disk under --dir capped (needs root)
     #[command(flatten)]

@@ -80,7 +80,7 @@ pub fn cap_daemon(
     let mut moved = Vec::new();
     let mut in_place: Vec<String> = Vec::new();
     let mut failed = Vec::new();
-    let Ok(procs) = super::super::docker_build::processes_named(commands) else {
+    let Ok(procs) = super::super::daemon::processes_named(commands) else {
         return vec!["cannot list /proc: the docker daemon was not capped".into()];
     };
     for (pid, comm) in procs {
