@@ -140,19 +140,57 @@ pub fn judge(baseline: &WhatIfCondition, conditions: &mut [WhatIfCondition]) -> 
     for c in conditions.iter_mut() {
         c.ratio = (c.status == StepStatus::Ok && c.runs > 0).then(|| c.wall_s / baseline.wall_s);
     }
-    let noise = (baseline.spread_pct / 100.0).max(NOISE_FLOOR);
-    let cap_explains = |c: &WhatIfCondition| {
-        cap_cost_s(c).is_none_or(|cost| cost >= MIN_CAP_COST_SHARE * (c.wall_s - baseline.wall_s))
-    };
-    let slowed = |c: &WhatIfCondition| {
-        c.ratio
-            .is_some_and(|r| r > 1.0 + noise && c.wall_s - baseline.wall_s > MIN_EFFECT_S)
-            && cap_explains(c)
-    };
     let find = |id: &str| conditions.iter().find(|c| c.id == id);
-    let describe = |c: &WhatIfCondition| -> String {
+    let cmp = Comparison {
+        baseline,
+        noise: (baseline.spread_pct / 100.0).max(NOISE_FLOOR),
+        iops: find("iops-capped"),
+        bandwidth: find("bandwidth-capped"),
+        memory: find("memory"),
+    };
+    let (bound, tail) = cmp.kind();
+    (bound, format!("{}: {tail}.", cmp.figures()))
+}
+
+/// The conditions that decide the verdict, set against the normal runs.
+struct Comparison<'a> {
+    baseline: &'a WhatIfCondition,
+    /// The share a time must grow by to be an effect: the normal runs' spread, at least
+    /// [`NOISE_FLOOR`].
+    noise: f64,
+    iops: Option<&'a WhatIfCondition>,
+    bandwidth: Option<&'a WhatIfCondition>,
+    memory: Option<&'a WhatIfCondition>,
+}
+
+impl Comparison<'_> {
+    /// Whether the I/O the cap let through could have cost a fair share of the extra time.
+    fn cap_explains(&self, c: &WhatIfCondition) -> bool {
+        cap_cost_s(c)
+            .is_none_or(|cost| cost >= MIN_CAP_COST_SHARE * (c.wall_s - self.baseline.wall_s))
+    }
+
+    /// Whether the condition slowed the step beyond the noise, by its cap.
+    fn slowed(&self, c: &WhatIfCondition) -> bool {
+        c.ratio
+            .is_some_and(|r| r > 1.0 + self.noise && c.wall_s - self.baseline.wall_s > MIN_EFFECT_S)
+            && self.cap_explains(c)
+    }
+
+    /// The ratio of a capped condition that slowed the step.
+    fn slowed_ratio(&self, c: Option<&WhatIfCondition>) -> Option<f64> {
+        c.filter(|c| self.slowed(c)).and_then(|c| c.ratio)
+    }
+
+    /// The share of its time memory saved (negative: it took longer).
+    fn memory_saved(&self) -> Option<f64> {
+        self.memory.and_then(|m| m.ratio).map(|r| 1.0 - r)
+    }
+
+    /// What a capped condition did: "at 1000 I/Os per second it took 5.78 s (15.6x)".
+    fn describe(&self, c: &WhatIfCondition) -> String {
         let cost = match cap_cost_s(c) {
-            Some(cost) if !cap_explains(c) => format!(
+            Some(cost) if !self.cap_explains(c) => format!(
                 ", but the I/O it let through could cost at most {cost:.2} s, so the rest is \
                  the machine's noise"
             ),
@@ -166,101 +204,97 @@ pub fn judge(baseline: &WhatIfCondition, conditions: &mut [WhatIfCondition]) -> 
             ),
             None => format!("{} failed", c.id),
         }
-    };
-    let mut parts = Vec::new();
-    let iops = find("iops-capped");
-    let bw = find("bandwidth-capped");
-    if let Some(c) = iops {
-        parts.push(describe(c));
     }
-    if let Some(c) = bw {
-        parts.push(describe(c));
-    }
-    let memory = find("memory");
-    let memory_saved = memory.and_then(|m| m.ratio).map(|r| 1.0 - r);
-    if let (Some(m), Some(saved)) = (memory, memory_saved) {
-        parts.push(format!(
-            "on memory {:.2} s ({:.0}% {})",
-            m.wall_s,
-            saved.abs() * 100.0,
-            if saved >= 0.0 { "less" } else { "more" }
-        ));
-    }
-    let figures = format!(
-        "Normal run {:.2} s{}; {}",
-        baseline.wall_s,
-        if baseline.runs > 1 {
-            format!(
-                " (median of {}, spread {:.0}%)",
-                baseline.runs, baseline.spread_pct
-            )
+
+    /// The sentence's figures: the normal run, each cap, memory.
+    fn figures(&self) -> String {
+        let mut parts: Vec<String> = [self.iops, self.bandwidth]
+            .into_iter()
+            .flatten()
+            .map(|c| self.describe(c))
+            .collect();
+        if let (Some(m), Some(saved)) = (self.memory, self.memory_saved()) {
+            parts.push(format!(
+                "on memory {:.2} s ({:.0}% {})",
+                m.wall_s,
+                saved.abs() * 100.0,
+                if saved >= 0.0 { "less" } else { "more" }
+            ));
+        }
+        let b = self.baseline;
+        let median = if b.runs > 1 {
+            format!(" (median of {}, spread {:.0}%)", b.runs, b.spread_pct)
         } else {
             String::new()
-        },
-        parts.join("; ")
-    );
-    let i = iops.filter(|c| slowed(c)).and_then(|c| c.ratio);
-    let b = bw.filter(|c| slowed(c)).and_then(|c| c.ratio);
-    // On a shared machine a compile waits for a CPU as much as it runs on one: both are the
-    // CPU setting the pace (the run-queue wait is capped at the wall time).
-    let cpu_wait_s = baseline.cpu_wait_s.unwrap_or(0.0).min(baseline.wall_s);
-    let cpu_share = (baseline.user_s + baseline.sys_s + cpu_wait_s) / baseline.wall_s;
-    let (bound, tail) = match (i, b) {
-        (Some(ri), Some(rb)) if ri - 1.0 >= DOMINANCE * (rb - 1.0) => (
-            Bound::Latency,
-            "both caps slowed it, the I/O-rate cap far more: it waits on the latency of many \
-             small operations"
-                .to_string(),
-        ),
-        (Some(ri), Some(rb)) if rb - 1.0 >= DOMINANCE * (ri - 1.0) => (
-            Bound::Bandwidth,
-            "both caps slowed it, the bandwidth cap far more: it waits on moving bytes".into(),
-        ),
-        (Some(_), Some(_)) => (
-            Bound::Mixed,
-            "both caps slowed it comparably: it waits on operations and on bytes".into(),
-        ),
-        (Some(_), None) => (
-            Bound::Latency,
-            "only the I/O-rate cap slowed it: it waits on the latency of many small operations"
-                .into(),
-        ),
-        (None, Some(_)) => (
-            Bound::Bandwidth,
-            "only the bandwidth cap slowed it: it waits on moving bytes".into(),
-        ),
-        (None, None) if iops.is_none() && bw.is_none() => (
-            Bound::Unknown,
-            "no capped run, so the experiment cannot say what kind of disk wait it is".into(),
-        ),
-        (None, None) if memory_saved.is_some_and(|s| s > noise) => (
-            Bound::Unknown,
-            format!(
-                "neither cap slowed it beyond the noise ({:.0}%), yet memory saved time: the \
-                 disk matters but the caps are looser than what this disk already does",
-                noise * 100.0
+        };
+        format!("Normal run {:.2} s{median}; {}", b.wall_s, parts.join("; "))
+    }
+
+    /// The kind of wait, and why: which cap slowed the step, else what the rest says.
+    fn kind(&self) -> (Bound, String) {
+        let b = self.baseline;
+        let noise_pct = self.noise * 100.0;
+        // On a shared machine a compile waits for a CPU as much as it runs on one: both are
+        // the CPU setting the pace (the run-queue wait is capped at the wall time).
+        let cpu_wait_s = b.cpu_wait_s.unwrap_or(0.0).min(b.wall_s);
+        let cpu_share = (b.user_s + b.sys_s + cpu_wait_s) / b.wall_s;
+        match (
+            self.slowed_ratio(self.iops),
+            self.slowed_ratio(self.bandwidth),
+        ) {
+            (Some(ri), Some(rb)) if ri - 1.0 >= DOMINANCE * (rb - 1.0) => (
+                Bound::Latency,
+                "both caps slowed it, the I/O-rate cap far more: it waits on the latency of \
+                 many small operations"
+                    .to_string(),
             ),
-        ),
-        (None, None) if cpu_share >= CPU_SHARE => (
-            Bound::Cpu,
-            format!(
-                "neither cap slowed it beyond the noise ({:.0}%) and it kept {:.1} cores busy \
-                 or waited for one: the disk does not set its pace",
-                noise * 100.0,
-                cpu_share
+            (Some(ri), Some(rb)) if rb - 1.0 >= DOMINANCE * (ri - 1.0) => (
+                Bound::Bandwidth,
+                "both caps slowed it, the bandwidth cap far more: it waits on moving bytes".into(),
             ),
-        ),
-        (None, None) => (
-            Bound::Unknown,
-            format!(
-                "neither cap slowed it beyond the noise ({:.0}%) and it ran on or waited for a \
-                 CPU only {:.0}% of the time: it waits on something else",
-                noise * 100.0,
-                cpu_share * 100.0
+            (Some(_), Some(_)) => (
+                Bound::Mixed,
+                "both caps slowed it comparably: it waits on operations and on bytes".into(),
             ),
-        ),
-    };
-    (bound, format!("{figures}: {tail}."))
+            (Some(_), None) => (
+                Bound::Latency,
+                "only the I/O-rate cap slowed it: it waits on the latency of many small \
+                 operations"
+                    .into(),
+            ),
+            (None, Some(_)) => (
+                Bound::Bandwidth,
+                "only the bandwidth cap slowed it: it waits on moving bytes".into(),
+            ),
+            (None, None) if self.iops.is_none() && self.bandwidth.is_none() => (
+                Bound::Unknown,
+                "no capped run, so the experiment cannot say what kind of disk wait it is".into(),
+            ),
+            (None, None) if self.memory_saved().is_some_and(|s| s > self.noise) => (
+                Bound::Unknown,
+                format!(
+                    "neither cap slowed it beyond the noise ({noise_pct:.0}%), yet memory saved \
+                     time: the disk matters but the caps are looser than what this disk \
+                     already does"
+                ),
+            ),
+            (None, None) if cpu_share >= CPU_SHARE => (
+                Bound::Cpu,
+                format!(
+                    "neither cap slowed it beyond the noise ({noise_pct:.0}%) and it kept \
+                     {cpu_share:.1} cores busy or waited for one: the disk does not set its pace"
+                ),
+            ),
+            (None, None) => (
+                Bound::Unknown,
+                format!(
+                    "neither cap slowed it beyond the noise ({noise_pct:.0}%) and it ran on or \
+                     waited for a CPU only {:.0}% of the time: it waits on something else",
+                    cpu_share * 100.0
+                ),
+            ),
+        }
+    }
 }
 
 #[cfg(test)]
