@@ -77,58 +77,76 @@ pub fn cap_daemon(
     caps: &IoCaps,
     commands: &[&str],
 ) -> Vec<String> {
-    let mut moved = Vec::new();
-    let mut in_place: Vec<String> = Vec::new();
-    let mut failed = Vec::new();
     let Ok(procs) = super::super::daemon::processes_named(commands) else {
         return vec!["cannot list /proc: the docker daemon was not capped".into()];
     };
+    let mut done = DaemonCapped::default();
     for (pid, comm) in procs {
         let Some(cg) = target.hierarchy.cgroup_of(Path::new("/proc"), pid) else {
             continue;
         };
+        let name = format!("{comm} ({pid})");
         let result = if cg == "/" {
-            group
-                .adopt(pid)
-                .map(|_| moved.push(format!("{comm} ({pid})")))
-        } else if in_place.contains(&cg) {
+            group.adopt(pid).map(|_| done.moved.push(name.clone()))
+        } else if done.in_place.contains(&cg) {
             Ok(())
         } else {
             match group.cap_in_place(&cg, &target.devices, caps) {
                 Ok(()) => {
-                    in_place.push(cg.clone());
+                    done.in_place.push(cg);
                     Ok(())
                 }
                 // No io controller in that cgroup (v2 without it delegated there): move the
                 // process in instead, as for a daemon in the root.
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => group
-                    .adopt(pid)
-                    .map(|_| moved.push(format!("{comm} ({pid})"))),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    group.adopt(pid).map(|_| done.moved.push(name.clone()))
+                }
                 Err(e) => Err(e),
             }
         };
         if let Err(e) = result {
-            failed.push(format!("{comm} ({pid}): {e}"));
+            done.failed.push(format!("{name}: {e}"));
         }
     }
-    let mut notes = Vec::new();
-    if !moved.is_empty() {
-        notes.push(format!(
-            "the docker daemon's processes {} were moved into the capped cgroup for the run \
-             and back afterwards",
-            moved.join(", ")
-        ));
+    done.notes()
+}
+
+/// What [`cap_daemon`] did.
+#[derive(Default)]
+struct DaemonCapped {
+    /// Processes moved from the hierarchy's root into the run's group.
+    moved: Vec<String>,
+    /// The daemon's own cgroups, capped where they are.
+    in_place: Vec<String>,
+    /// Processes that could not be capped, with the error.
+    failed: Vec<String>,
+}
+
+impl DaemonCapped {
+    fn notes(self) -> Vec<String> {
+        let mut notes = Vec::new();
+        if !self.moved.is_empty() {
+            notes.push(format!(
+                "the docker daemon's processes {} were moved into the capped cgroup for the \
+                 run and back afterwards",
+                self.moved.join(", ")
+            ));
+        }
+        if !self.in_place.is_empty() {
+            notes.push(format!(
+                "the docker daemon's cgroup(s) {} got the same caps for the run; their own \
+                 limits were written back afterwards",
+                self.in_place.join(", ")
+            ));
+        }
+        if self.moved.is_empty() && self.in_place.is_empty() {
+            notes.push("no local docker daemon process found: only the client was capped".into());
+        }
+        notes.extend(
+            self.failed
+                .into_iter()
+                .map(|f| format!("could not cap {f}")),
+        );
+        notes
     }
-    if !in_place.is_empty() {
-        notes.push(format!(
-            "the docker daemon's cgroup(s) {} got the same caps for the run; their own limits \
-             were written back afterwards",
-            in_place.join(", ")
-        ));
-    }
-    if moved.is_empty() && in_place.is_empty() {
-        notes.push("no local docker daemon process found: only the client was capped".into());
-    }
-    notes.extend(failed.into_iter().map(|f| format!("could not cap {f}")));
-    notes
 }
