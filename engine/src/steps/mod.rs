@@ -3,7 +3,7 @@
 //! Every step implements one interface, [`step::Step`]: the built-in [`cargo_build`],
 //! [`docker_build`] and [`sqlite`], and the user's own from the project's config ([`user`]).
 //! [`plan`] chooses and checks them before anything is measured and runs them in order; each
-//! run ([`timed_run`]) happens in a scratch folder under `--dir` that is removed after the
+//! run (`timed_run`) happens in a scratch folder under `--dir` that is removed after the
 //! step whatever happened, as a child in its own process group ([`child`]). Its signals
 //! ([`probe`]) and this disk's columns give the inferred verdict ([`verdict`], apart from the
 //! steps); `--what-if` reruns each step under other conditions ([`what_if`]).
@@ -19,8 +19,8 @@ pub mod probe;
 pub mod project;
 pub mod sqlite;
 pub mod step;
-pub mod step_result;
-pub mod timed_run;
+pub(crate) mod step_result;
+pub(crate) mod timed_run;
 pub mod user;
 pub mod verdict;
 pub mod what_if;
