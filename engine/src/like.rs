@@ -8,7 +8,7 @@ use anyhow::Result;
 use record::error::usage;
 use record::{ColumnId, IoCaps, LikeColumn, LikeSettings, Record, TestResult};
 
-use crate::steps::what_if::CapTarget;
+use crate::steps::what_if::caps::CapTarget;
 
 /// The newest record labelled `label` in `results` and the caps that make this disk look
 /// like it. A usage error (exit 2) names the option when there is none.
@@ -21,7 +21,9 @@ pub fn newest_record(results: &Path, label: &str) -> Result<(Record, String, IoC
         if !labels.contains(&l.record.runner.label) {
             labels.push(l.record.runner.label.clone());
         }
-        if l.record.runner.label != label || crate::steps::what_if::caps_like(&l.record).is_err() {
+        if l.record.runner.label != label
+            || crate::steps::what_if::options::caps_like(&l.record).is_err()
+        {
             continue;
         }
         if best
@@ -51,7 +53,7 @@ pub fn newest_record(results: &Path, label: &str) -> Result<(Record, String, IoC
             results.display()
         )));
     };
-    let caps = crate::steps::what_if::caps_like(&record).map_err(usage)?;
+    let caps = crate::steps::what_if::options::caps_like(&record).map_err(usage)?;
     Ok((record, name, caps))
 }
 
@@ -68,8 +70,9 @@ pub struct LikeTarget {
 /// Check `--like` before anything runs: root, a block-I/O hierarchy, a disk under `--dir`
 /// that caps reach (tmpfs is refused by name), and a record labelled LABEL.
 pub fn resolve(label: &str, dir: &Path, results: &Path) -> Result<LikeTarget> {
-    let target = crate::steps::what_if::preflight(dir, Path::new(crate::cgroup::CGROUP_FS))?
-        .map_err(|why| usage(format!("--like {label}: {why}")))?;
+    let target =
+        crate::steps::what_if::preflight::preflight(dir, Path::new(crate::cgroup::CGROUP_FS))?
+            .map_err(|why| usage(format!("--like {label}: {why}")))?;
     let (record, from, caps) = newest_record(results, label)?;
     Ok(LikeTarget {
         label: label.to_string(),

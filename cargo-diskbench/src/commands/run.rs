@@ -217,6 +217,20 @@ pub fn exec(args: RunArgs) -> Result<()> {
         Some(label) => Some(engine::like::resolve(label, &opts.dir, &results_dir)?),
         None => None,
     };
+    // The build steps are chosen and checked now, not after the columns: a bad config is
+    // refused and a step that cannot run here (no cargo, no docker engine) is known skipped
+    // before minutes of measuring.
+    let step_plan = if args.no_steps {
+        None
+    } else {
+        Some(engine::steps::StepPlan::new(
+            &engine::steps::StepsOptions {
+                dir: opts.dir.clone(),
+                what_if,
+                ..Default::default()
+            },
+        )?)
+    };
 
     let mut run = MeasuredRun::start(&opts.dir, args.record.label.as_deref());
     if let Some(l) = &like {
@@ -235,7 +249,7 @@ pub fn exec(args: RunArgs) -> Result<()> {
         Some(l) => {
             // This process (all its threads: the I/O is submitted from them) runs the columns
             // inside the capped cgroup, and goes back when the group closes, also on error.
-            let mut group = engine::steps::what_if::capped_group(&l.target, &l.caps)?;
+            let mut group = engine::steps::what_if::caps::capped_group(&l.target, &l.caps)?;
             group.adopt(std::process::id())?;
             let tests = engine::suite::run_suite(&opts, &mut |p| progress.event(p));
             group.close().map_err(anyhow::Error::msg)?;
@@ -244,22 +258,18 @@ pub fn exec(args: RunArgs) -> Result<()> {
     };
     let like_settings = like.map(|l| engine::like::settings(l, &tests));
 
-    let steps = if args.no_steps {
-        Vec::new()
-    } else {
-        let steps_opts = engine::steps::StepsOptions {
-            dir: opts.dir.clone(),
-            what_if,
-            ..Default::default()
-        };
-        // Columns measured under --like caps are not this disk's: the inferred verdicts then
-        // rest on each step's own signals.
-        let columns = if like_settings.is_some() {
-            &[][..]
-        } else {
-            &tests[..]
-        };
-        engine::steps::run_steps_with(&steps_opts, columns, &mut |e| progress.step(&e))?
+    let steps = match &step_plan {
+        None => Vec::new(),
+        Some(plan) => {
+            // Columns measured under --like caps are not this disk's: the inferred verdicts
+            // then rest on each step's own signals.
+            let columns = if like_settings.is_some() {
+                &[][..]
+            } else {
+                &tests[..]
+            };
+            plan.run(columns, &mut |e| progress.step(&e))?
+        }
     };
     progress.finish();
     if record::cancel::requested() {

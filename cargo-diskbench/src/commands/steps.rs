@@ -51,7 +51,7 @@ pub struct StepsArgs {
     #[arg(long, value_name = "MIB", default_value_t = steps::docker_build::DEFAULT_CONTEXT_MIB)]
     pub docker_context_mib: u32,
     /// Transactions of the sqlite step
-    #[arg(long, value_name = "N", default_value_t = steps::DEFAULT_SQLITE_TRANSACTIONS)]
+    #[arg(long, value_name = "N", default_value_t = steps::sqlite::DEFAULT_TRANSACTIONS)]
     pub sqlite_transactions: u32,
     /// Rerun each step on memory and with the disk under --dir capped (needs root)
     #[command(flatten)]
@@ -69,10 +69,10 @@ pub struct WhatIfArgs {
     #[arg(long)]
     pub what_if: bool,
     /// I/Os per second of the iops-capped condition (reads and writes each)
-    #[arg(long, value_name = "N", default_value_t = steps::what_if::DEFAULT_CAP_IOPS)]
+    #[arg(long, value_name = "N", default_value_t = steps::what_if::options::DEFAULT_CAP_IOPS)]
     pub cap_iops: u64,
     /// MiB/s of the bandwidth-capped condition (reads and writes each)
-    #[arg(long, value_name = "N", default_value_t = steps::what_if::DEFAULT_CAP_MIB_S)]
+    #[arg(long, value_name = "N", default_value_t = steps::what_if::options::DEFAULT_CAP_MIB_S)]
     pub cap_mib_s: u64,
     /// Also run each step (with --what-if) or the columns (run) under caps taken from this
     /// runner's figures in --results: its seq-read/seq-write MiB/s and rand-read/rand-write IOPS
@@ -92,7 +92,7 @@ pub fn what_if_options(
     w: &WhatIfArgs,
     dir: &Path,
     results: &Path,
-) -> Result<Option<steps::what_if::WhatIfOptions>> {
+) -> Result<Option<steps::what_if::options::WhatIfOptions>> {
     if !w.what_if {
         return Ok(None);
     }
@@ -102,10 +102,10 @@ pub fn what_if_options(
         ));
     }
     for id in w.what_if_only.iter().flatten() {
-        if !steps::what_if::CONDITION_IDS.contains(&id.as_str()) {
+        if !steps::what_if::options::CONDITION_IDS.contains(&id.as_str()) {
             return Err(record::error::usage(format!(
                 "--what-if-only: no condition \"{id}\" (conditions: {})",
-                steps::what_if::CONDITION_IDS.join(", ")
+                steps::what_if::options::CONDITION_IDS.join(", ")
             )));
         }
     }
@@ -116,8 +116,9 @@ pub fn what_if_options(
         }
         None => None,
     };
-    let caps_target = steps::what_if::preflight(dir, Path::new(engine::cgroup::CGROUP_FS))?;
-    Ok(Some(steps::what_if::WhatIfOptions {
+    let caps_target =
+        steps::what_if::preflight::preflight(dir, Path::new(engine::cgroup::CGROUP_FS))?;
+    Ok(Some(steps::what_if::options::WhatIfOptions {
         repeat: w.what_if_repeat,
         cap_iops: w.cap_iops,
         cap_mib_s: w.cap_mib_s,

@@ -522,3 +522,129 @@ fn member_crate_table_is_named_not_silently_ignored() {
     assert!(out.stdout.is_empty());
     assert_empty(dir.path());
 }
+
+/// A PATH with the shell and the usual tools but no cargo (rustup puts it in ~/.cargo/bin).
+const PATH_WITHOUT_CARGO: &str = "/usr/bin:/bin";
+
+/// Regression (a missing cargo was found only after the whole suite was measured, and then
+/// failed the run): a cargo that cannot run skips the cargo-build step, with the reason,
+/// whether it is missing, named by a wrong $CARGO, or broken.
+#[test]
+fn a_missing_or_broken_cargo_skips_the_cargo_build_with_the_reason() {
+    let project = tempfile::tempdir().unwrap();
+    let broken = project.path().join("broken-cargo");
+    std::fs::write(
+        &broken,
+        "#!/bin/sh\necho 'error: rustup could not choose a version of cargo to run' >&2\nexit 1\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&broken, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let cases: [(Option<&Path>, &[&str]); 3] = [
+        (None, &["no cargo here", "https://rustup.rs"]),
+        (
+            Some(Path::new("/nonexistent/bin/cargo")),
+            &["/nonexistent/bin/cargo", "$CARGO names it", "no cargo here"],
+        ),
+        (
+            Some(&broken),
+            &["--version` failed", "could not choose a version of cargo"],
+        ),
+    ];
+    for (cargo, expected) in cases {
+        let dir = sandbox();
+        let mut cmd = steps_cmd(project.path(), dir.path(), &["--only", "cargo-build"]);
+        cmd.env("PATH", PATH_WITHOUT_CARGO).env_remove("CARGO");
+        if let Some(c) = cargo {
+            cmd.env("CARGO", c);
+        }
+        let (out, rec) = run_json(&mut cmd);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{cargo:?}: {stderr}");
+        let s = step(&rec, "cargo-build");
+        assert_eq!(s["status"], "skipped", "{cargo:?}: {s:#}");
+        let reason = s["reason"].as_str().unwrap();
+        for e in expected {
+            assert!(reason.contains(e), "{cargo:?}: {reason} lacks {e}");
+        }
+        assert_empty(dir.path());
+    }
+}
+
+/// `run` quickly (one short column), in `project`, with `dir` for the test files and
+/// `results` for the record, no cargo on PATH, no docker engine answering, the record on
+/// stdout.
+fn run_without_cargo(project: &Path, dir: &Path, results: &Path) -> Command {
+    let mut cmd = common::bin();
+    cmd.current_dir(project)
+        .env("PATH", PATH_WITHOUT_CARGO)
+        .env_remove("CARGO")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .env("DOCKER_HOST", "unix:///nonexistent.sock")
+        .args(["run", "--dir"])
+        .arg(dir)
+        .args(["--only", "seq-read", "--runtime", "0.1", "--ramp", "0"])
+        .args(["--size", "16M", "--no-site", "--json", "-", "--results"])
+        .arg(results);
+    cmd
+}
+
+/// Regression (issue: `run` measured every column, then a missing cargo or a bad step config
+/// ended it without a record): the steps are checked before the first column. A step that
+/// cannot run is skipped and the record kept; a config or project that cannot be read is
+/// refused with exit code 2 before anything is measured.
+#[test]
+fn run_checks_its_steps_before_measuring_any_column() {
+    let _load = common::disk_load();
+    let project = tempfile::tempdir().unwrap();
+    let dir = sandbox();
+    let results = project.path().join("results");
+    let (out, rec) = run_json(&mut run_without_cargo(project.path(), dir.path(), &results));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(rec["tests"][0]["id"], "seq-read", "{rec:#}");
+    for id in ["cargo-build", "docker-build"] {
+        assert_eq!(step(&rec, id)["status"], "skipped", "{rec:#}");
+    }
+    assert_eq!(step(&rec, "sqlite")["status"], "ok", "{rec:#}");
+    assert_eq!(std::fs::read_dir(&results).unwrap().count(), 1);
+    assert_empty(dir.path());
+
+    let refused = [
+        (
+            "diskbench.toml",
+            "[[steps]]\nid = \"t\"\n",
+            "steps[0].run: missing",
+        ),
+        (
+            "Cargo.toml",
+            "[package]\nname = \"x\"\n",
+            "cannot run `cargo metadata` to find the Cargo workspace",
+        ),
+    ];
+    for (file, text, expected) in refused {
+        let project = tempfile::tempdir().unwrap();
+        std::fs::write(project.path().join(file), text).unwrap();
+        let results = project.path().join("results");
+        let out = run_without_cargo(project.path(), dir.path(), &results)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{file}: {stderr}");
+        assert!(stderr.contains(file), "{file}: {stderr}");
+        assert!(
+            stderr.contains(expected),
+            "{file}: {stderr} lacks {expected}"
+        );
+        assert!(
+            !stderr.contains("seq-read"),
+            "{file}: a column was measured before the refusal: {stderr}"
+        );
+        assert!(out.stdout.is_empty(), "{file}");
+        assert!(
+            std::fs::read_dir(&results).map_or(true, |d| d.count() == 0),
+            "{file}: a record was kept"
+        );
+        assert_empty(dir.path());
+    }
+}

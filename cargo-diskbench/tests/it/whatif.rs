@@ -569,7 +569,7 @@ fn without_root_the_experiments_exit_2_before_any_step() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("need root"), "{stderr}");
     assert!(
-        stderr.contains("sudo -E cargo diskbench steps --what-if"),
+        stderr.contains("sudo env \"PATH=$PATH\" \"RUSTUP_HOME=${RUSTUP_HOME:-$HOME/.rustup}\" cargo diskbench steps --what-if"),
         "{stderr}"
     );
     assert!(!stderr.contains("step touch"), "a step ran: {stderr}");

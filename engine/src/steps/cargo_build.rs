@@ -11,12 +11,129 @@ use std::fs;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 
+use super::child::{self, NoAnswer};
+use super::project::Project;
+use super::step::{Prepared, Readiness, Step};
+
+/// The step's id.
+pub const ID: &str = "cargo-build";
 /// Modules in the generated crate by default: a build of roughly 20-40 s on 2 cores.
 pub const DEFAULT_MODULES: u32 = 48;
 const FUNCTIONS_PER_MODULE: u32 = 40;
+/// How long `cargo --version` may take before cargo counts as absent.
+const CARGO_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The step: the project's workspace, or a generated crate of `modules` modules.
+pub struct CargoBuild {
+    /// The workspace root's Cargo.toml, when there is a Cargo project.
+    manifest: Option<PathBuf>,
+    root: PathBuf,
+    modules: u32,
+}
+
+impl CargoBuild {
+    /// `modules`: of the generated crate built when `project` has no Cargo.toml (None: the
+    /// default).
+    pub fn new(project: &Project, modules: Option<u32>) -> CargoBuild {
+        CargoBuild {
+            manifest: project.manifest.clone(),
+            root: project.root.clone(),
+            modules: modules.unwrap_or(DEFAULT_MODULES).max(1),
+        }
+    }
+}
+
+impl Step for CargoBuild {
+    fn id(&self) -> &str {
+        ID
+    }
+
+    fn name(&self) -> String {
+        match &self.manifest {
+            Some(_) => format!(
+                "cold cargo build of {}",
+                self.root
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| self.root.display().to_string())
+            ),
+            None => format!(
+                "cold cargo build of a generated crate ({} modules)",
+                self.modules
+            ),
+        }
+    }
+
+    /// A cargo that does not answer `cargo --version` skips the step (a project's own
+    /// Cargo.toml has been read by `cargo metadata` already, so there it answers).
+    fn check(&self) -> Result<Readiness> {
+        let cargo = cargo_program();
+        let mut ask = Command::new(&cargo);
+        ask.arg("--version").current_dir(&self.root);
+        let shown = cargo.display();
+        let env_note = if std::env::var_os("CARGO").is_some() {
+            " ($CARGO names it)"
+        } else {
+            ""
+        };
+        Ok(match child::answer_within(ask, CARGO_TIMEOUT) {
+            Ok(out) if out.status.success() => Readiness::Ready,
+            Ok(out) => Readiness::Skip(format!(
+                "`{shown} --version` failed ({}): fix the Rust toolchain to time a cargo build",
+                String::from_utf8_lossy(&out.stderr)
+                    .lines()
+                    .rev()
+                    .find(|l| !l.trim().is_empty())
+                    .unwrap_or("")
+                    .trim()
+            )),
+            Err(NoAnswer::NotStarted(e)) => Readiness::Skip(format!(
+                "`{shown}`{env_note} could not be started ({e}): no cargo here; install Rust \
+                 (https://rustup.rs) to time a cargo build"
+            )),
+            Err(NoAnswer::TimedOut) => Readiness::Skip(format!(
+                "`{shown} --version` did not answer within {} s",
+                CARGO_TIMEOUT.as_secs()
+            )),
+            Err(NoAnswer::Unreadable(e)) => {
+                Readiness::Skip(format!("cannot read `{shown} --version`: {e}"))
+            }
+        })
+    }
+
+    fn prepare(&self, work: &Path) -> Result<Prepared> {
+        let target = work.join("target");
+        match &self.manifest {
+            Some(manifest) => {
+                // Removes a Cargo.lock the fetch and build wrote into a project without one.
+                let lockfile = LockfileGuard::new(manifest);
+                let mut run = Prepared::new(self.name(), build_command(manifest, &target, false));
+                run.notes.extend(prefetch(manifest));
+                run.toolchain = rustc_version(&run.command);
+                run.cleanup = Some(Box::new(move || {
+                    drop(lockfile);
+                    None
+                }));
+                Ok(run)
+            }
+            None => {
+                let manifest = generate_crate(&work.join("crate"), self.modules)?;
+                let mut run = Prepared::new(self.name(), build_command(&manifest, &target, true));
+                run.toolchain = rustc_version(&run.command);
+                run.notes.push(format!(
+                    "no Cargo project here: built a generated crate ({} modules, no \
+                     dependencies), the same on every runner",
+                    self.modules
+                ));
+                Ok(run)
+            }
+        }
+    }
+}
 
 /// The `cargo` to run: the one that ran us (`$CARGO`), else from PATH.
 pub fn cargo_program() -> PathBuf {

@@ -10,7 +10,7 @@
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -300,6 +300,42 @@ fn reap(pid: libc::pid_t) -> Result<(libc::c_int, Rusage)> {
     }
 }
 
+/// Why a short query (`docker version`, `cargo --version`) gave no answer.
+#[derive(Debug)]
+pub enum NoAnswer {
+    /// The program could not be started (not on PATH, not executable).
+    NotStarted(std::io::Error),
+    /// It did not exit within the time given; it was killed.
+    TimedOut,
+    /// Waiting for it or reading its output failed.
+    Unreadable(std::io::Error),
+}
+
+/// Run a short query with stdin closed and its output captured, killed when it takes longer
+/// than `timeout`: what a step asks before anything is measured, to know whether it can run.
+pub fn answer_within(mut cmd: Command, timeout: Duration) -> Result<Output, NoAnswer> {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(NoAnswer::NotStarted)?;
+    let started = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if started.elapsed() > timeout => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(NoAnswer::TimedOut);
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(50)),
+            Err(e) => return Err(NoAnswer::Unreadable(e)),
+        }
+    }
+    child.wait_with_output().map_err(NoAnswer::Unreadable)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -331,5 +367,24 @@ mod tests {
         assert!(m.succeeded());
         assert!(t.elapsed() < Duration::from_secs(10));
         assert_eq!(m.output_tail, "started");
+    }
+
+    #[test]
+    fn a_query_answers_or_says_why_not() {
+        let mut echo = Command::new("sh");
+        echo.args(["-c", "echo 1.2.3"]);
+        let out = answer_within(echo, Duration::from_secs(30)).unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "1.2.3");
+        let missing = Command::new("/nonexistent/diskbench-no-such-program");
+        assert!(matches!(
+            answer_within(missing, Duration::from_secs(30)),
+            Err(NoAnswer::NotStarted(_))
+        ));
+        let mut slow = Command::new("sleep");
+        slow.arg("30");
+        assert!(matches!(
+            answer_within(slow, Duration::from_millis(100)),
+            Err(NoAnswer::TimedOut)
+        ));
     }
 }

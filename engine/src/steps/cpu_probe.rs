@@ -68,6 +68,11 @@ pub fn measure(threads: u32) -> CpuReference {
     }
 }
 
+/// The probe with as many threads as this process may use: the record's `cpu_reference`.
+pub fn cpu_reference() -> CpuReference {
+    measure(crate::cpu::available_cpus())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,23 +7,28 @@
 //! is local and its processes are visible, their CPU and I/O during the step are added to
 //! the step's and the step says so; machine-wide I/O pressure sees them anyway.
 
-use std::collections::HashMap;
 use std::fs;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, Result};
+use record::TestResult;
 
-use super::probe;
-use record::StepIo;
+use super::child::{self, NoAnswer};
+use super::daemon::LocalDaemon;
+use super::project::Project;
+use super::step::{Prepared, Ran, Readiness, Step};
+
+/// The step's id.
+pub const ID: &str = "docker-build";
 
 /// Default built-in context: 2000 small files and 3 large ones, about 200 MiB.
 pub const DEFAULT_CONTEXT_MIB: u32 = 192;
 /// How long `docker version` may take to answer before the engine counts as absent.
 const ENGINE_TIMEOUT: Duration = Duration::from_secs(15);
-/// Processes that do a local daemon's work.
+/// Processes that do a local docker daemon's work.
 pub const DAEMON_COMMANDS: [&str; 5] = [
     "dockerd",
     "containerd",
@@ -34,39 +39,23 @@ pub const DAEMON_COMMANDS: [&str; 5] = [
 
 /// Whether a docker engine answers; Err is the reason to skip the step.
 pub fn engine_answers() -> Result<String, String> {
-    let mut child = match Command::new("docker")
-        .args(["version", "--format", "{{.Server.Version}}"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-    {
-        Ok(c) => c,
-        Err(e) => {
+    let mut ask = Command::new("docker");
+    ask.args(["version", "--format", "{{.Server.Version}}"]);
+    let out = match child::answer_within(ask, ENGINE_TIMEOUT) {
+        Ok(out) => out,
+        Err(NoAnswer::NotStarted(e)) => {
             return Err(format!(
                 "`docker` could not be started ({e}): no docker CLI on PATH"
             ));
         }
-    };
-    let started = Instant::now();
-    loop {
-        match child.try_wait() {
-            Ok(Some(_)) => break,
-            Ok(None) if started.elapsed() > ENGINE_TIMEOUT => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!(
-                    "the docker engine did not answer `docker version` within {} s",
-                    ENGINE_TIMEOUT.as_secs()
-                ));
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(50)),
-            Err(e) => return Err(format!("cannot wait for `docker version`: {e}")),
+        Err(NoAnswer::TimedOut) => {
+            return Err(format!(
+                "the docker engine did not answer `docker version` within {} s",
+                ENGINE_TIMEOUT.as_secs()
+            ));
         }
-    }
-    let out = child
-        .wait_with_output()
-        .map_err(|e| format!("cannot read `docker version`: {e}"))?;
+        Err(NoAnswer::Unreadable(e)) => return Err(format!("cannot read `docker version`: {e}")),
+    };
     let version = String::from_utf8_lossy(&out.stdout).trim().to_string();
     if out.status.success() && !version.is_empty() {
         return Ok(version);
@@ -82,6 +71,102 @@ pub fn engine_answers() -> Result<String, String> {
         "no docker engine answered at {host} (`docker version`: {})",
         last.trim()
     ))
+}
+
+/// The local daemon's processes, not visible when DOCKER_HOST points elsewhere.
+pub fn local_daemon() -> LocalDaemon {
+    let remote = std::env::var("DOCKER_HOST")
+        .is_ok_and(|host| !host.is_empty() && !host.starts_with("unix://"));
+    LocalDaemon {
+        commands: &DAEMON_COMMANDS,
+        visible: !remote,
+    }
+}
+
+/// The step: the project's Dockerfile, or a built-in context of `context_mib` MiB.
+pub struct DockerBuild {
+    project_root: PathBuf,
+    context_mib: u32,
+}
+
+impl DockerBuild {
+    /// `context_mib`: of the built-in context, when the project has no Dockerfile (None: the
+    /// default).
+    pub fn new(project: &Project, context_mib: Option<u32>) -> DockerBuild {
+        DockerBuild {
+            project_root: project.root.clone(),
+            context_mib: context_mib.unwrap_or(DEFAULT_CONTEXT_MIB).max(1),
+        }
+    }
+}
+
+impl Step for DockerBuild {
+    fn id(&self) -> &str {
+        ID
+    }
+
+    fn name(&self) -> String {
+        "docker build --no-cache".into()
+    }
+
+    /// No docker engine answering skips the step, with the reason.
+    fn check(&self) -> Result<Readiness> {
+        Ok(match engine_answers() {
+            Ok(_) => Readiness::Ready,
+            Err(reason) => Readiness::Skip(reason),
+        })
+    }
+
+    fn prepare(&self, work: &Path) -> Result<Prepared> {
+        let user_dockerfile = self.project_root.join("Dockerfile");
+        let mut notes = Vec::new();
+        let (dockerfile, context, name) = if user_dockerfile.is_file() {
+            (
+                user_dockerfile,
+                self.project_root.clone(),
+                "docker build --no-cache of the project's Dockerfile",
+            )
+        } else {
+            let context = work.join("context");
+            let dockerfile = generate_context(&context, self.context_mib)?;
+            notes.push(format!(
+                "no Dockerfile in the project: built a FROM scratch context of {} MiB \
+                 (many small files, three large incompressible ones, five COPY layers)",
+                self.context_mib
+            ));
+            (
+                dockerfile,
+                context,
+                "docker build --no-cache of a built-in FROM scratch context",
+            )
+        };
+        let tag = format!("diskbench-step-{}", record::random::new_id());
+        let mut run = Prepared::new(name.into(), build_command(&dockerfile, &context, &tag));
+        run.notes = notes;
+        run.daemon = Some(local_daemon());
+        run.cleanup = Some(Box::new(move || remove_image(&tag)));
+        Ok(run)
+    }
+
+    fn notes(&self, ran: &Ran, _columns: &[TestResult]) -> Vec<String> {
+        vec![match &ran.daemon {
+            Some(d) => format!(
+                "CPU and I/O include the local docker daemon's processes ({}), which may \
+                 also serve other clients meanwhile; their storage is not under --dir",
+                d.commands.join(", ")
+            ),
+            None => "the docker daemon's processes are not visible (remote DOCKER_HOST or \
+                     another PID namespace): CPU and I/O are the client's only"
+                .into(),
+        }]
+    }
+
+    fn what_if_note(&self) -> Option<&'static str> {
+        Some(
+            "on memory, the build context is on tmpfs; the docker daemon's own storage stays \
+             where it is",
+        )
+    }
 }
 
 /// Lay out the built-in context in `root` and return the Dockerfile's path. `total_mib` is
@@ -205,85 +290,6 @@ pub fn remove_image(tag: &str) -> Option<String> {
         )),
         Err(e) => Some(format!("could not remove the image {tag}: {e}")),
     }
-}
-
-/// CPU and I/O counters of the local daemon's processes at one moment.
-#[derive(Clone, Debug, Default)]
-pub struct DaemonSnapshot {
-    /// pid -> (command, cpu ticks user, cpu ticks sys, io)
-    procs: HashMap<u32, (String, u64, u64, StepIo)>,
-}
-
-/// Every process whose command name starts with one of `commands`, as (pid, name): the one
-/// scan of /proc that finds the docker daemon's processes, for sampling them and for capping
-/// them (`what_if::cap_daemon`).
-pub fn processes_named(commands: &[&str]) -> std::io::Result<Vec<(u32, String)>> {
-    let mut found = Vec::new();
-    for entry in fs::read_dir("/proc")?.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let Ok(comm) = fs::read_to_string(entry.path().join("comm")) else {
-            continue;
-        };
-        let comm = comm.trim();
-        if commands.iter().any(|c| comm.starts_with(c)) {
-            found.push((pid, comm.to_string()));
-        }
-    }
-    Ok(found)
-}
-
-/// The local daemon's processes, or None when DOCKER_HOST points elsewhere.
-pub fn daemon_snapshot() -> Option<DaemonSnapshot> {
-    if let Ok(host) = std::env::var("DOCKER_HOST")
-        && !host.is_empty()
-        && !host.starts_with("unix://")
-    {
-        return None;
-    }
-    let mut snap = DaemonSnapshot::default();
-    for (pid, comm) in processes_named(&DAEMON_COMMANDS).ok()? {
-        let (Ok(io), Some((user, sys))) = (
-            probe::read_proc_io(&pid.to_string()),
-            probe::read_proc_stat(&pid.to_string()).map(|s| (s.utime_ticks, s.stime_ticks)),
-        ) else {
-            continue;
-        };
-        snap.procs.insert(pid, (comm, user, sys, io));
-    }
-    Some(snap)
-}
-
-/// What the daemon's processes did between two snapshots.
-#[derive(Clone, Debug, Default)]
-pub struct DaemonUsage {
-    pub user_s: f64,
-    pub sys_s: f64,
-    pub io: StepIo,
-    pub commands: Vec<String>,
-}
-
-pub fn daemon_usage(before: &DaemonSnapshot, after: &DaemonSnapshot) -> DaemonUsage {
-    let tick = probe::clock_ticks_per_s();
-    let mut usage = DaemonUsage::default();
-    for (pid, (comm, user, sys, io)) in &after.procs {
-        // A process born during the step counts from zero.
-        let zero = (String::new(), 0, 0, StepIo::default());
-        let (_, user0, sys0, io0) = before.procs.get(pid).unwrap_or(&zero);
-        usage.user_s += user.saturating_sub(*user0) as f64 / tick;
-        usage.sys_s += sys.saturating_sub(*sys0) as f64 / tick;
-        usage.io = probe::io_add(&usage.io, &probe::io_delta(io0, io));
-        if !usage.commands.contains(comm) {
-            usage.commands.push(comm.clone());
-        }
-    }
-    usage.commands.sort();
-    usage
 }
 
 #[cfg(test)]

@@ -11,14 +11,106 @@
 //! `sync-write` column (a small write, then a sync). The default rollback journal would add a
 //! file create/delete and a second sync per commit: slower, but the same kind of wait.
 
+use std::ffi::OsString;
 use std::path::Path;
+use std::process::Command;
 
 use anyhow::{Context, Result};
+use record::TestResult;
+
+use super::step::{Prepared, Ran, Readiness, Step};
+
+/// The step's id.
+pub const ID: &str = "sqlite";
+/// The hidden option of `cargo diskbench steps` that runs the sqlite workload in a child:
+/// `--internal-sqlite-worker DB --sqlite-transactions N`.
+pub const WORKER_FLAG: &str = "--internal-sqlite-worker";
+/// Transactions of the sqlite step by default (about 2-5 s on a cloud disk).
+pub const DEFAULT_TRANSACTIONS: u32 = 2000;
 
 /// The rows each transaction writes: a test inserting a few records and updating one.
 const ROWS_PER_TRANSACTION: u32 = 4;
 /// Indexed point reads per transaction written, done after the writes.
 const READS_PER_TRANSACTION: u32 = 20;
+
+/// The step: [`workload`] in a child, this binary re-executed with [`WORKER_FLAG`].
+pub struct Sqlite {
+    transactions: u32,
+    /// Program and leading arguments that reach this binary's `steps` command (None: the
+    /// current executable with `diskbench steps`).
+    worker_command: Option<Vec<OsString>>,
+}
+
+impl Sqlite {
+    pub fn new(transactions: Option<u32>, worker_command: Option<Vec<OsString>>) -> Sqlite {
+        Sqlite {
+            transactions: transactions.unwrap_or(DEFAULT_TRANSACTIONS).max(1),
+            worker_command,
+        }
+    }
+}
+
+impl Step for Sqlite {
+    fn id(&self) -> &str {
+        ID
+    }
+
+    fn name(&self) -> String {
+        "SQLite: small synced transactions, then indexed reads".into()
+    }
+
+    fn check(&self) -> Result<Readiness> {
+        Ok(Readiness::Ready)
+    }
+
+    fn prepare(&self, work: &Path) -> Result<Prepared> {
+        let mut prefix = match &self.worker_command {
+            Some(c) if !c.is_empty() => c.clone(),
+            _ => vec![
+                std::env::current_exe()
+                    .context("cannot find this program to run the sqlite worker")?
+                    .into(),
+                "diskbench".into(),
+                "steps".into(),
+            ],
+        }
+        .into_iter();
+        let mut cmd = Command::new(prefix.next().unwrap_or_default());
+        cmd.args(prefix)
+            .arg(WORKER_FLAG)
+            .arg(work.join("steps.db"))
+            .arg("--sqlite-transactions")
+            .arg(self.transactions.to_string())
+            .current_dir(work);
+        let mut run = Prepared::new(self.name(), cmd);
+        run.notes.push(format!(
+            "{} transactions (WAL, synchronous=FULL), then {} indexed reads",
+            self.transactions,
+            u64::from(self.transactions) * u64::from(READS_PER_TRANSACTION)
+        ));
+        Ok(run)
+    }
+
+    /// The time per transaction, beside this disk's sync-write p50 when there is one.
+    fn notes(&self, ran: &Ran, columns: &[TestResult]) -> Vec<String> {
+        if !ran.measured.succeeded() {
+            return Vec::new();
+        }
+        let per_commit_ms = ran.measured.wall_s * 1e3 / self.transactions as f64;
+        let sync_p50 = columns
+            .iter()
+            .find(|t| t.id == "sync-write")
+            .and_then(|t| t.main_direction()?.lat_ns.as_ref()?.p50);
+        vec![match sync_p50 {
+            Some(p50) => format!(
+                "{per_commit_ms:.2} ms of wall time per transaction; this disk's sync-write p50 \
+                 is {:.2} ms",
+                p50 as f64 / 1e6
+            ),
+            None => format!("{per_commit_ms:.2} ms of wall time per transaction"),
+        }]
+    }
+}
 
 /// The whole workload, in this process. The step runs it in a child; tests call it directly.
 pub fn workload(db_path: &Path, transactions: u32) -> Result<()> {

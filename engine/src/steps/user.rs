@@ -14,11 +14,14 @@
 //! says where to move it.
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use anyhow::Result;
 use toml::{Table, Value};
 
 use record::error::usage;
+
+use super::step::{Prepared, Readiness, Step};
 
 /// One user step: run as `sh -c RUN` in the project directory.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -29,6 +32,41 @@ pub struct UserStep {
 }
 
 pub const CONFIG_FILE: &str = "diskbench.toml";
+/// The environment variable that gives user steps a scratch folder under `--dir`.
+pub const SCRATCH_ENV: &str = "DISKBENCH_SCRATCH";
+
+/// A user step as it runs: `sh -c RUN` in the project's root, with [`SCRATCH_ENV`] naming
+/// its work folder.
+pub struct UserCommand {
+    pub step: UserStep,
+    pub project_root: PathBuf,
+}
+
+impl Step for UserCommand {
+    fn id(&self) -> &str {
+        &self.step.id
+    }
+
+    fn name(&self) -> String {
+        self.step
+            .name
+            .clone()
+            .unwrap_or_else(|| self.step.run.clone())
+    }
+
+    fn check(&self) -> Result<Readiness> {
+        Ok(Readiness::Ready)
+    }
+
+    fn prepare(&self, work: &Path) -> Result<Prepared> {
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(&self.step.run)
+            .current_dir(&self.project_root)
+            .env(SCRATCH_ENV, work);
+        Ok(Prepared::new(self.name(), cmd))
+    }
+}
 
 /// Read the steps from `cargo_toml` (the workspace root manifest, if any) and from
 /// `diskbench.toml` in `project_dir`. `reserved` are the built-in step ids.

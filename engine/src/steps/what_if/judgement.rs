@@ -1,0 +1,421 @@
+//! The judgement of an experiment: from the runs' figures (each condition's median run) to
+//! the verdict by experiment and the sentence that explains it. Pure functions over figures,
+//! tested with made-up ones; `content/what-if.md` states the same rule for readers.
+
+use record::{Bound, IoCaps, StepStatus, WhatIfCondition};
+
+use super::options::MIB;
+
+/// A cap has slowed a step when its time grew by more than this share or the normal runs'
+/// own spread, whichever is larger: a shared machine's noise is not an effect.
+pub const NOISE_FLOOR: f64 = 0.25;
+/// ...and by at least this many seconds (a 10 ms step doubling is start-up noise).
+pub const MIN_EFFECT_S: f64 = 0.05;
+/// When both caps slowed a step, one explains it alone when its extra time is this many
+/// times the other's.
+pub const DOMINANCE: f64 = 3.0;
+/// A capped run's extra time counts as the cap's only when the I/O the cap saw could have
+/// cost at least this share of it (see [`cap_cost_s`]); the rest is a shared machine's noise.
+pub const MIN_CAP_COST_SHARE: f64 = 0.25;
+/// With neither cap mattering, a step busy on a CPU for this share of its time is cpu-bound.
+pub const CPU_SHARE: f64 = 0.5;
+
+/// The median of `runs` by wall time (the upper one of an even count), with the spread.
+pub fn summarise(id: &str, caps: Option<IoCaps>, runs: &[Run]) -> WhatIfCondition {
+    let mut order: Vec<usize> = (0..runs.len()).collect();
+    order.sort_by(|a, b| runs[*a].wall_s.total_cmp(&runs[*b].wall_s));
+    let Some(&mid) = order.get(runs.len() / 2) else {
+        return WhatIfCondition {
+            id: id.into(),
+            caps,
+            status: StepStatus::Skipped,
+            ..Default::default()
+        };
+    };
+    let m = &runs[mid];
+    let walls: Vec<f64> = runs.iter().map(|r| r.wall_s).collect();
+    let (lo, hi) = walls.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), w| {
+        (lo.min(*w), hi.max(*w))
+    });
+    let mut notes: Vec<String> = Vec::new();
+    for r in runs {
+        for n in &r.notes {
+            if !notes.contains(n) {
+                notes.push(n.clone());
+            }
+        }
+    }
+    WhatIfCondition {
+        id: id.into(),
+        caps,
+        wall_s: m.wall_s,
+        user_s: m.user_s,
+        sys_s: m.sys_s,
+        cpu_wait_s: m.cpu_wait_s,
+        runs: runs.len() as u32,
+        wall_runs_s: walls,
+        spread_pct: if m.wall_s > 0.0 && runs.len() > 1 {
+            (hi - lo) / m.wall_s * 100.0
+        } else {
+            0.0
+        },
+        io: m.io.clone(),
+        cgroup_io: m.cgroup_io,
+        status: if runs.iter().all(|r| r.ok) {
+            StepStatus::Ok
+        } else {
+            StepStatus::Failed
+        },
+        ratio: None,
+        notes,
+    }
+}
+
+/// One run of a step under one condition.
+#[derive(Clone, Debug, Default)]
+pub struct Run {
+    pub wall_s: f64,
+    pub user_s: f64,
+    pub sys_s: f64,
+    pub cpu_wait_s: Option<f64>,
+    pub ok: bool,
+    pub io: Option<record::StepIo>,
+    pub cgroup_io: Option<record::CgroupIo>,
+    pub notes: Vec<String>,
+}
+
+fn caps_text(caps: &IoCaps) -> String {
+    let mut parts = Vec::new();
+    match (caps.riops, caps.wiops) {
+        (Some(r), Some(w)) if r == w => parts.push(format!("{r} I/Os per second")),
+        (r, w) => {
+            if let Some(r) = r {
+                parts.push(format!("{r} read I/Os per second"));
+            }
+            if let Some(w) = w {
+                parts.push(format!("{w} write I/Os per second"));
+            }
+        }
+    }
+    let mib = |b: u64| b as f64 / MIB as f64;
+    match (caps.rbps, caps.wbps) {
+        (Some(r), Some(w)) if r == w => parts.push(format!("{:.0} MiB/s", mib(r))),
+        (r, w) => {
+            if let Some(r) = r {
+                parts.push(format!("{:.0} MiB/s reads", mib(r)));
+            }
+            if let Some(w) = w {
+                parts.push(format!("{:.0} MiB/s writes", mib(w)));
+            }
+        }
+    }
+    parts.join(" and ")
+}
+
+/// The most time a cap can have added to a run: the I/Os and bytes the capped cgroup passed,
+/// each at the capped rate, one after the other. A cap that let 26 reads through at 1000 per
+/// second cost at most 26 ms, however much slower the run happened to be. None without the
+/// cgroup's counters.
+pub fn cap_cost_s(c: &WhatIfCondition) -> Option<f64> {
+    let (caps, io) = (c.caps.as_ref()?, c.cgroup_io.as_ref()?);
+    let part =
+        |n: u64, rate: Option<u64>| rate.filter(|r| *r > 0).map_or(0.0, |r| n as f64 / r as f64);
+    Some(
+        part(io.read_ios, caps.riops)
+            + part(io.write_ios, caps.wiops)
+            + part(io.read_bytes, caps.rbps)
+            + part(io.write_bytes, caps.wbps),
+    )
+}
+
+/// The verdict by experiment: which cap slowed the step beyond the noise, and by how much.
+/// Sets each condition's `ratio` against the baseline.
+pub fn judge(baseline: &WhatIfCondition, conditions: &mut [WhatIfCondition]) -> (Bound, String) {
+    if baseline.status != StepStatus::Ok || baseline.wall_s <= 0.0 {
+        return (
+            Bound::Unknown,
+            "The normal run failed, so there is nothing to compare with.".into(),
+        );
+    }
+    for c in conditions.iter_mut() {
+        c.ratio = (c.status == StepStatus::Ok && c.runs > 0).then(|| c.wall_s / baseline.wall_s);
+    }
+    let find = |id: &str| conditions.iter().find(|c| c.id == id);
+    let cmp = Comparison {
+        baseline,
+        noise: (baseline.spread_pct / 100.0).max(NOISE_FLOOR),
+        iops: find("iops-capped"),
+        bandwidth: find("bandwidth-capped"),
+        memory: find("memory"),
+    };
+    let (bound, tail) = cmp.kind();
+    (bound, format!("{}: {tail}.", cmp.figures()))
+}
+
+/// The conditions that decide the verdict, set against the normal runs.
+struct Comparison<'a> {
+    baseline: &'a WhatIfCondition,
+    /// The share a time must grow by to be an effect: the normal runs' spread, at least
+    /// [`NOISE_FLOOR`].
+    noise: f64,
+    iops: Option<&'a WhatIfCondition>,
+    bandwidth: Option<&'a WhatIfCondition>,
+    memory: Option<&'a WhatIfCondition>,
+}
+
+impl Comparison<'_> {
+    /// Whether the I/O the cap let through could have cost a fair share of the extra time.
+    fn cap_explains(&self, c: &WhatIfCondition) -> bool {
+        cap_cost_s(c)
+            .is_none_or(|cost| cost >= MIN_CAP_COST_SHARE * (c.wall_s - self.baseline.wall_s))
+    }
+
+    /// Whether the condition slowed the step beyond the noise, by its cap.
+    fn slowed(&self, c: &WhatIfCondition) -> bool {
+        c.ratio
+            .is_some_and(|r| r > 1.0 + self.noise && c.wall_s - self.baseline.wall_s > MIN_EFFECT_S)
+            && self.cap_explains(c)
+    }
+
+    /// The ratio of a capped condition that slowed the step.
+    fn slowed_ratio(&self, c: Option<&WhatIfCondition>) -> Option<f64> {
+        c.filter(|c| self.slowed(c)).and_then(|c| c.ratio)
+    }
+
+    /// The share of its time memory saved (negative: it took longer).
+    fn memory_saved(&self) -> Option<f64> {
+        self.memory.and_then(|m| m.ratio).map(|r| 1.0 - r)
+    }
+
+    /// What a capped condition did: "at 1000 I/Os per second it took 5.78 s (15.6x)".
+    fn describe(&self, c: &WhatIfCondition) -> String {
+        let cost = match cap_cost_s(c) {
+            Some(cost) if !self.cap_explains(c) => format!(
+                ", but the I/O it let through could cost at most {cost:.2} s, so the rest is \
+                 the machine's noise"
+            ),
+            _ => String::new(),
+        };
+        match c.ratio {
+            Some(r) => format!(
+                "at {} it took {:.2} s ({r:.1}x{cost})",
+                c.caps.as_ref().map(caps_text).unwrap_or_default(),
+                c.wall_s
+            ),
+            None => format!("{} failed", c.id),
+        }
+    }
+
+    /// The sentence's figures: the normal run, each cap, memory.
+    fn figures(&self) -> String {
+        let mut parts: Vec<String> = [self.iops, self.bandwidth]
+            .into_iter()
+            .flatten()
+            .map(|c| self.describe(c))
+            .collect();
+        if let (Some(m), Some(saved)) = (self.memory, self.memory_saved()) {
+            parts.push(format!(
+                "on memory {:.2} s ({:.0}% {})",
+                m.wall_s,
+                saved.abs() * 100.0,
+                if saved >= 0.0 { "less" } else { "more" }
+            ));
+        }
+        let b = self.baseline;
+        let median = if b.runs > 1 {
+            format!(" (median of {}, spread {:.0}%)", b.runs, b.spread_pct)
+        } else {
+            String::new()
+        };
+        format!("Normal run {:.2} s{median}; {}", b.wall_s, parts.join("; "))
+    }
+
+    /// The kind of wait, and why: which cap slowed the step, else what the rest says.
+    fn kind(&self) -> (Bound, String) {
+        let b = self.baseline;
+        let noise_pct = self.noise * 100.0;
+        // On a shared machine a compile waits for a CPU as much as it runs on one: both are
+        // the CPU setting the pace (the run-queue wait is capped at the wall time).
+        let cpu_wait_s = b.cpu_wait_s.unwrap_or(0.0).min(b.wall_s);
+        let cpu_share = (b.user_s + b.sys_s + cpu_wait_s) / b.wall_s;
+        match (
+            self.slowed_ratio(self.iops),
+            self.slowed_ratio(self.bandwidth),
+        ) {
+            (Some(ri), Some(rb)) if ri - 1.0 >= DOMINANCE * (rb - 1.0) => (
+                Bound::Latency,
+                "both caps slowed it, the I/O-rate cap far more: it waits on the latency of \
+                 many small operations"
+                    .to_string(),
+            ),
+            (Some(ri), Some(rb)) if rb - 1.0 >= DOMINANCE * (ri - 1.0) => (
+                Bound::Bandwidth,
+                "both caps slowed it, the bandwidth cap far more: it waits on moving bytes".into(),
+            ),
+            (Some(_), Some(_)) => (
+                Bound::Mixed,
+                "both caps slowed it comparably: it waits on operations and on bytes".into(),
+            ),
+            (Some(_), None) => (
+                Bound::Latency,
+                "only the I/O-rate cap slowed it: it waits on the latency of many small \
+                 operations"
+                    .into(),
+            ),
+            (None, Some(_)) => (
+                Bound::Bandwidth,
+                "only the bandwidth cap slowed it: it waits on moving bytes".into(),
+            ),
+            (None, None) if self.iops.is_none() && self.bandwidth.is_none() => (
+                Bound::Unknown,
+                "no capped run, so the experiment cannot say what kind of disk wait it is".into(),
+            ),
+            (None, None) if self.memory_saved().is_some_and(|s| s > self.noise) => (
+                Bound::Unknown,
+                format!(
+                    "neither cap slowed it beyond the noise ({noise_pct:.0}%), yet memory saved \
+                     time: the disk matters but the caps are looser than what this disk \
+                     already does"
+                ),
+            ),
+            (None, None) if cpu_share >= CPU_SHARE => (
+                Bound::Cpu,
+                format!(
+                    "neither cap slowed it beyond the noise ({noise_pct:.0}%) and it kept \
+                     {cpu_share:.1} cores busy or waited for one: the disk does not set its pace"
+                ),
+            ),
+            (None, None) => (
+                Bound::Unknown,
+                format!(
+                    "neither cap slowed it beyond the noise ({noise_pct:.0}%) and it ran on or \
+                     waited for a CPU only {:.0}% of the time: it waits on something else",
+                    cpu_share * 100.0
+                ),
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cond(id: &str, wall_s: f64) -> WhatIfCondition {
+        WhatIfCondition {
+            id: id.into(),
+            caps: Some(IoCaps {
+                riops: Some(1000),
+                wiops: Some(1000),
+                ..Default::default()
+            }),
+            wall_s,
+            runs: 1,
+            ..Default::default()
+        }
+    }
+
+    fn base(wall_s: f64, cpu_s: f64, spread_pct: f64) -> WhatIfCondition {
+        WhatIfCondition {
+            id: "baseline".into(),
+            wall_s,
+            user_s: cpu_s,
+            runs: 3,
+            spread_pct,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_cap_that_slows_the_step_names_its_bound() {
+        let b = base(0.37, 0.2, 5.0);
+        let mut c = vec![
+            cond("memory", 0.12),
+            cond("iops-capped", 5.78),
+            cond("bandwidth-capped", 0.41),
+        ];
+        let (bound, why) = judge(&b, &mut c);
+        assert_eq!(bound, Bound::Latency, "{why}");
+        assert!(why.contains("15.6x"), "{why}");
+        assert!(why.contains("only the I/O-rate cap"), "{why}");
+        let mut c = vec![cond("iops-capped", 0.5), cond("bandwidth-capped", 4.0)];
+        assert_eq!(judge(&b, &mut c).0, Bound::Bandwidth);
+        let mut c = vec![cond("iops-capped", 2.0), cond("bandwidth-capped", 2.2)];
+        assert_eq!(judge(&b, &mut c).0, Bound::Mixed);
+        let mut c = vec![cond("iops-capped", 10.0), cond("bandwidth-capped", 1.0)];
+        assert_eq!(judge(&b, &mut c).0, Bound::Latency);
+    }
+
+    #[test]
+    fn changes_within_the_noise_are_no_effect() {
+        // A compile: 10 s, 18 s of CPU, runs spread 30%: a 1.28x capped run is noise.
+        let b = base(10.0, 18.0, 30.0);
+        let mut c = vec![cond("iops-capped", 12.8), cond("bandwidth-capped", 9.5)];
+        let (bound, why) = judge(&b, &mut c);
+        assert_eq!(bound, Bound::Cpu, "{why}");
+        assert!(why.contains("noise (30%)"), "{why}");
+        // The same figures for an idle step: something else.
+        let mut c = vec![cond("iops-capped", 12.8), cond("bandwidth-capped", 9.5)];
+        assert_eq!(judge(&base(10.0, 0.5, 30.0), &mut c).0, Bound::Unknown);
+        // Regression: a compile on a crowded machine, 1 s on a CPU and 3 s waiting for one
+        // in 4.3 s, was judged "something else".
+        let mut crowded = base(4.26, 1.0, 15.0);
+        crowded.cpu_wait_s = Some(3.0);
+        let mut c = vec![cond("iops-capped", 4.0), cond("bandwidth-capped", 5.0)];
+        assert_eq!(judge(&crowded, &mut c).0, Bound::Cpu);
+        // A build 40% slower under the caps on a busy machine, whose cgroup let 26 reads
+        // through (26 ms at 1000 per second): noise, not the cap.
+        let b = base(1.6, 1.4, 5.0);
+        let mut slow = cond("iops-capped", 2.3);
+        slow.cgroup_io = Some(record::CgroupIo {
+            read_ios: 26,
+            read_bytes: 184_320,
+            ..Default::default()
+        });
+        let mut c = vec![slow.clone()];
+        let (bound, why) = judge(&b, &mut c);
+        assert_eq!(bound, Bound::Cpu, "{why}");
+        assert!(why.contains("at most 0.03 s"), "{why}");
+        // The same slowdown with 1700 writes through the cap is the cap's.
+        slow.cgroup_io = Some(record::CgroupIo {
+            write_ios: 1700,
+            ..Default::default()
+        });
+        assert_eq!(judge(&b, &mut [slow]).0, Bound::Latency);
+        // A tiny step doubling by 20 ms is no effect either.
+        let mut c = vec![cond("iops-capped", 0.04)];
+        assert_eq!(judge(&base(0.02, 0.02, 0.0), &mut c).0, Bound::Cpu);
+    }
+
+    #[test]
+    fn failed_runs_and_missing_caps_give_no_kind() {
+        let mut failed = base(1.0, 0.1, 0.0);
+        failed.status = StepStatus::Failed;
+        assert_eq!(judge(&failed, &mut []).0, Bound::Unknown);
+        let mut c = vec![cond("memory", 0.2)];
+        let (bound, why) = judge(&base(1.0, 0.1, 0.0), &mut c);
+        assert_eq!(bound, Bound::Unknown);
+        assert!(why.contains("no capped run"), "{why}");
+        let mut f = cond("iops-capped", 3.0);
+        f.status = StepStatus::Failed;
+        let mut c = vec![f];
+        let (_, why) = judge(&base(1.0, 0.1, 0.0), &mut c);
+        assert!(why.contains("iops-capped failed"), "{why}");
+        assert_eq!(c[0].ratio, None);
+    }
+
+    #[test]
+    fn summary_takes_the_median_run_and_the_spread() {
+        let run = |w: f64| Run {
+            wall_s: w,
+            ok: true,
+            ..Default::default()
+        };
+        let s = summarise("baseline", None, &[run(2.0), run(1.0), run(1.5)]);
+        assert_eq!(s.wall_s, 1.5);
+        assert!((s.spread_pct - 100.0 / 1.5).abs() < 1e-9);
+        assert_eq!(s.runs, 3);
+        assert_eq!(s.status, StepStatus::Ok);
+        assert_eq!(summarise("x", None, &[run(1.0)]).spread_pct, 0.0);
+    }
+}
