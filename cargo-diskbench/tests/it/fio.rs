@@ -436,27 +436,29 @@ fn files_are_prepared_as_fio_prepares_them() {
             "--size=4m",
             "--bs=64k",
             "--direct=1",
-            "--runtime=100ms",
+            "--runtime=500ms",
             "--time_based",
         ];
         v.extend_from_slice(extra);
         v
     };
-    // A write job syncing each 4 KiB write into a new 64 MiB file, stopped after 0.1 s: the file
-    // was allocated, not written, before the job. 16,384 blocks each written at most once per
-    // pass (the random map) would take a disk over 160,000 synced writes a second to cover.
+    // A write job syncing each 4 KiB write into a new 256 MiB file, stopped after 1 s: the file
+    // was allocated, not written, before the job. 65,536 blocks each written at most once per
+    // pass (the random map) would take a disk over 65,000 synced writes a second to cover. (The
+    // run is long enough for a first synced write into unwritten extents to finish on a busy
+    // disk: at 0.1 s a CI run once completed none, and a run with no I/O has no figure.)
     let p = prep(&[
         "--name=w",
-        "--size=64m",
+        "--size=256m",
         "--bs=4k",
         "--direct=1",
         "--rw=randwrite",
         "--fdatasync=1",
-        "--runtime=100ms",
+        "--runtime=1s",
     ]);
     assert_eq!((p.method.as_str(), p.fresh), ("fallocate", true), "{p:?}");
     let w = dir.path().join("w.0");
-    assert_eq!(std::fs::metadata(&w).unwrap().len(), 64 << 20);
+    assert_eq!(std::fs::metadata(&w).unwrap().len(), 256 << 20);
     if let Some(map) = extent_map(&w)
         && !p.detail.contains("refused")
     {
@@ -464,7 +466,7 @@ fn files_are_prepared_as_fio_prepares_them() {
         assert!(map.unwritten > 0, "{map:?}");
     }
     // Run again on the file now at full size: fio uses it as it is.
-    let p = prep(&["--name=w", "--size=64m", "--rw=write", "--runtime=50ms"]);
+    let p = prep(&["--name=w", "--size=256m", "--rw=write", "--runtime=500ms"]);
     assert_eq!((p.method.as_str(), p.fresh), ("existing", false), "{p:?}");
     // Reads, and writes with --overwrite=1: data first.
     let p = prep(&job("--name=r", &["--rw=randread"]));
