@@ -112,7 +112,7 @@ pub fn allocate(file: &OpenedFile, size: u64, mode: Fallocate) -> Result<Option<
     let Some(errno) = errno else {
         return Ok(None);
     };
-    if testfile::is_no_space(errno) {
+    if crate::errno::is_no_space(errno) {
         return Err(testfile::no_space_error(&file.path, errno, size, "--size"));
     }
     if matches!(mode, Fallocate::Native | Fallocate::Posix) {
@@ -122,14 +122,14 @@ pub fn allocate(file: &OpenedFile, size: u64, mode: Fallocate) -> Result<Option<
         return Ok(Some(format!(
             "fallocate refused by the filesystem of {} ({}): the writes allocate as they go",
             file.path.parent().unwrap_or(&file.path).display(),
-            testfile::errno_text(errno)
+            crate::errno::text(errno)
         )));
     }
     Err(anyhow::anyhow!(
         "--fallocate={}: cannot allocate {}: {}; use --fallocate=none or native",
         mode.as_str(),
         file.path.display(),
-        testfile::errno_text(errno)
+        crate::errno::text(errno)
     ))
 }
 

@@ -16,7 +16,7 @@ use std::time::Duration;
 use crate::backend::io_uring::Uring;
 use crate::backend::libaio::Libaio;
 use crate::backend::psync::Psync;
-use crate::backend::{Backend, Completion, Io, IoKind, errno_name};
+use crate::backend::{Backend, Completion, Io, IoKind};
 use crate::cpu::{CpuTime, mono_ns};
 use crate::hist::LatencyHist;
 use crate::job::{JobSpec, Layout, SyncMode};
@@ -115,7 +115,7 @@ impl WorkerError {
                 offset,
                 file,
             } => {
-                if testfile::is_no_space(errno) {
+                if crate::errno::is_no_space(errno) {
                     return testfile::no_space_error(&file, errno, needed, "--size");
                 }
                 let what = if kind.is_read() { "read" } else { "write" };
@@ -125,7 +125,7 @@ impl WorkerError {
                     spec.block_size,
                     file.display(),
                     std::io::Error::from_raw_os_error(errno),
-                    errno_name(errno)
+                    crate::errno::name(errno)
                 )
             }
             WorkerError::Short {

@@ -8,6 +8,7 @@ pub mod backend;
 pub mod cgroup;
 pub mod cpu;
 pub mod direct_io;
+pub mod errno;
 pub mod fileprep;
 // fio's command-line syntax read into a job (`cargo diskbench fio`).
 pub mod fio;

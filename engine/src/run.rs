@@ -10,9 +10,9 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 
 use crate::backend::io_uring as uring;
-use crate::backend::{errno_name, is_refusal};
 use crate::cpu::{CpuTime, mono_ns};
 use crate::direct_io::DirectIoAlignment;
+use crate::errno::is_refusal;
 use crate::fileprep::PrepOptions;
 use crate::hist::LatencyHist;
 use crate::job::{EngineChoice, JobSpec, Layout, Pattern, Termination};
@@ -278,10 +278,10 @@ fn choose_engine(
         return Err(record::error::usage(format!(
             "--engine {}: {hint}: {setup}: {} ({e}); use --engine auto or psync",
             wanted.as_str(),
-            errno_name(errno)
+            crate::errno::name(errno)
         )));
     }
-    let reason = format!("{setup}: {} ({e}); used psync", errno_name(errno));
+    let reason = format!("{setup}: {} ({e}); used psync", crate::errno::name(errno));
     // The note told why auto wanted the refused backend; the fallback reason replaces it.
     Ok((BackendKind::Psync, Some(reason), None))
 }
@@ -377,7 +377,7 @@ pub fn execute(
                 notes.push(format!(
                     "jobs could not run as processes ({call}: {} ({e})); they ran as threads, \
                      as fio runs them with --thread",
-                    errno_name(e.raw_os_error().unwrap_or(0))
+                    crate::errno::name(e.raw_os_error().unwrap_or(0))
                 ))
             })
             .ok()

@@ -364,15 +364,10 @@ pub fn allocated_bytes(path: &Path) -> u64 {
     fs::metadata(path).map(|m| m.blocks() * 512).unwrap_or(0)
 }
 
-/// Whether an I/O error means "no room": disk full or the file-size limit.
-pub fn is_no_space(errno: i32) -> bool {
-    errno == libc::ENOSPC || errno == libc::EFBIG || errno == libc::EDQUOT
-}
-
 /// The clear error for a disk that is full (or a file-size limit) while writing `path`.
 /// `size_option` is how the user sets the size ("--size").
 pub fn no_space_error(path: &Path, errno: i32, needed: u64, size_option: &str) -> anyhow::Error {
-    let what = errno_text(errno);
+    let what = crate::errno::text(errno);
     let free = path.parent().and_then(free_bytes);
     let free_text = free
         .map(|f| format!("{} free", format_size(f)))
@@ -389,15 +384,6 @@ pub fn no_space_error(path: &Path, errno: i32, needed: u64, size_option: &str) -
         path.display(),
         format_size(needed),
     )
-}
-
-/// The system's text for an errno, without Rust's " (os error N)" suffix.
-pub fn errno_text(errno: i32) -> String {
-    let text = io::Error::from_raw_os_error(errno).to_string();
-    match text.find(" (os error") {
-        Some(i) => text[..i].to_string(),
-        None => text,
-    }
 }
 
 /// RLIMIT_FSIZE in bytes, when limited.
@@ -496,7 +482,7 @@ fn write_data(
         buf.refresh(&mut rng);
         if let Err(e) = file.write_all_at(&buf.as_slice()[..len], off) {
             let errno = e.raw_os_error().unwrap_or(0);
-            if is_no_space(errno) {
+            if crate::errno::is_no_space(errno) {
                 return Err(no_space_error(path, errno, to, size_option));
             }
             if e.kind() == io::ErrorKind::Interrupted && record::cancel::requested() {

@@ -7,7 +7,7 @@ use std::os::fd::{AsRawFd, RawFd};
 
 use io_uring::{IoUring, opcode, squeue, types};
 
-use super::{Backend, Completion, Io, IoKind, parse_errno};
+use super::{Backend, Completion, Io, IoKind};
 
 /// Test-only switch: pretend io_uring_setup failed with this errno ("EPERM", "ENOSYS", ...).
 /// Goes through the same code path as a real refusal.
@@ -19,7 +19,7 @@ const WRITE_HALF: u64 = 1 << 32;
 /// Set up a ring (the one place io_uring_setup is called).
 pub fn new_ring(entries: u32) -> io::Result<IoUring> {
     if let Some(fake) = std::env::var_os(FAKE_ERRNO_ENV)
-        && let Some(errno) = parse_errno(&fake.to_string_lossy())
+        && let Some(errno) = crate::errno::parse(&fake.to_string_lossy())
     {
         return Err(io::Error::from_raw_os_error(errno));
     }

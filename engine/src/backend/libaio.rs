@@ -85,7 +85,7 @@ fn check(rc: libc::c_long) -> io::Result<libc::c_long> {
 /// An AIO context with room for `depth` I/Os in flight.
 fn setup(depth: u32) -> io::Result<libc::c_ulong> {
     if let Some(fake) = std::env::var_os(FAKE_ERRNO_ENV)
-        && let Some(errno) = super::parse_errno(&fake.to_string_lossy())
+        && let Some(errno) = crate::errno::parse(&fake.to_string_lossy())
     {
         return Err(io::Error::from_raw_os_error(errno));
     }
