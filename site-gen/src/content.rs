@@ -59,7 +59,7 @@ pub fn pages(dir: Option<&Path>) -> Result<Vec<Page>> {
                 ))
             })?;
             let (title, html) = render(&md);
-            let name = record::results::slug(&name);
+            let name = record::safe_name::name(&name, record::safe_name::NameKind::Slug, "page");
             Ok(Page {
                 title: title.unwrap_or_else(|| name.clone()),
                 name,

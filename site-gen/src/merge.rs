@@ -10,7 +10,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use record::results::{file_name, slug};
+use record::results::{file_name, label_slug};
 use record::{Record, SCHEMA};
 
 /// What to merge where.
@@ -180,11 +180,11 @@ pub fn merge(opts: &MergeOptions) -> Result<MergeReport> {
         report.added.push((candidate.path, target));
     }
 
-    let present: Vec<String> = labels.iter().map(|l| slug(l)).collect();
+    let present: Vec<String> = labels.iter().map(|l| label_slug(l)).collect();
     report.missing = opts
         .expect
         .iter()
-        .filter(|label| !present.contains(&slug(label)))
+        .filter(|label| !present.contains(&label_slug(label)))
         .cloned()
         .collect();
     labels.sort();

@@ -199,7 +199,7 @@ impl Dataset {
             if runs.is_empty() {
                 continue;
             }
-            let mut slug = record::results::slug(label);
+            let mut slug = record::results::label_slug(label);
             if !used_slugs.insert(slug.clone()) {
                 let mut n = 2;
                 while !used_slugs.insert(format!("{slug}-{n}")) {

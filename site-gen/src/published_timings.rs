@@ -33,10 +33,11 @@ pub fn is_build_timings(text: &str) -> bool {
 
 /// The step id of a published step.
 pub fn step_id(suite: &str, step: &str) -> String {
+    use record::safe_name::{NameKind, name};
     format!(
         "{}/{}",
-        record::results::slug(suite),
-        record::results::slug(step)
+        name(suite, NameKind::Slug, "suite"),
+        name(step, NameKind::Slug, "step")
     )
 }
 

@@ -203,7 +203,7 @@ impl SiteFolder {
                 .unwrap_or_else(|| "site".into());
             parent.join(format!(
                 ".{}{STAGING_PREFIX}{}",
-                record::safe_name::component(&name, "site"),
+                record::safe_name::name(&name, record::safe_name::NameKind::File, "site"),
                 record::random::new_id()
             ))
         };

@@ -7,40 +7,32 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 use crate::Record;
+use crate::safe_name::{NameKind, name};
 
 /// Where records accumulate when `--results` is not given (relative to the current dir).
 pub const DEFAULT_RESULTS_DIR: &str = "diskbench-results";
 /// Where `site` writes when `--out` is not given.
 pub const DEFAULT_SITE_DIR: &str = "diskbench-site";
 
-/// A label reduced to `[a-z0-9-]`, safe in a file name and a URL; never empty.
-pub fn slug(label: &str) -> String {
-    let mut out = String::new();
-    for ch in label.chars() {
-        let c = ch.to_ascii_lowercase();
-        if c.is_ascii_alphanumeric() {
-            out.push(c);
-        } else if !out.ends_with('-') && !out.is_empty() {
-            out.push('-');
-        }
-    }
-    let out = out.trim_end_matches('-');
-    let out: String = out.chars().take(60).collect();
-    if out.is_empty() { "runner".into() } else { out }
+/// A runner label as the slug of its record file names and its page.
+pub fn label_slug(label: &str) -> String {
+    name(label, NameKind::Slug, "runner")
 }
 
 /// `<UTC date>-<label slug>-<short id>.json`, as the contract fixes it.
-/// Every part comes from the record, so each goes through [`crate::safe_name::component`]: a
+/// Every part comes from the record, so each goes through [`crate::safe_name::name`]: a
 /// `started_at` of `../../x` gives `0000-00-00`, never a path.
 pub fn file_name(record: &Record) -> String {
-    use crate::safe_name::component;
     let date = match crate::time::parse_utc_secs(&record.started_at) {
-        Some(_) => component(&record.started_at[..10], "0000-00-00"),
+        Some(_) => name(&record.started_at[..10], NameKind::File, "0000-00-00"),
         None => "0000-00-00".to_string(),
     };
-    let short: String = slug(&record.id).chars().take(8).collect();
-    let short = component(&short, "0");
-    let label = component(&slug(&record.runner.label), "runner");
+    let short: String = name(&record.id, NameKind::Slug, "0")
+        .chars()
+        .take(8)
+        .collect();
+    let short = name(&short, NameKind::File, "0");
+    let label = label_slug(&record.runner.label);
     format!("{date}-{label}-{short}.json")
 }
 
@@ -107,11 +99,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn slug_is_file_and_url_safe() {
-        assert_eq!(slug("ubuntu-24.04-arm"), "ubuntu-24-04-arm");
-        assert_eq!(slug("../../etc/passwd"), "etc-passwd");
-        assert_eq!(slug("<script>alert(1)</script>"), "script-alert-1-script");
-        assert_eq!(slug("///"), "runner");
+    fn label_slug_is_file_and_url_safe() {
+        assert_eq!(label_slug("ubuntu-24.04-arm"), "ubuntu-24-04-arm");
+        assert_eq!(label_slug("../../etc/passwd"), "etc-passwd");
+        assert_eq!(label_slug("///"), "runner");
     }
 
     #[test]
