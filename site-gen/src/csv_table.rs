@@ -3,55 +3,63 @@
 
 use std::collections::BTreeMap;
 
-/// Split one CSV line (RFC 4180 quoting; a line never holds a newline in these files).
-pub fn split_csv_line(line: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut quoted = false;
-    let mut chars = line.chars().peekable();
-    while let Some(ch) = chars.next() {
-        match ch {
-            '"' if quoted && chars.peek() == Some(&'"') => {
-                cur.push('"');
-                chars.next();
-            }
-            '"' => quoted = !quoted,
-            ',' if !quoted => out.push(std::mem::take(&mut cur)),
-            c => cur.push(c),
-        }
-    }
-    out.push(cur);
-    out
-}
-
-/// A CSV file read the one way every importer here reads it: the first non-empty line is the
-/// header (a byte-order mark stripped, names trimmed); every later non-empty line is a row of
-/// exactly the header's width, numbered as in the file, its cells trimmed. Between rows a
-/// Ctrl-C stops the reading ("interrupted": the caller turns it into exit 130).
 /// One row of a [`CsvTable`]: its line number, the line as written, and column -> cell.
 pub(crate) type CsvRow<'a> = (usize, &'a str, BTreeMap<&'a str, String>);
 
+/// A CSV file read the one way every importer here reads it: the first non-empty line is the
+/// header (a byte-order mark stripped, names trimmed); every later non-empty line is a row of
+/// exactly the header's width, numbered as in the file, its cells trimmed (RFC 4180 quoting,
+/// by the `csv` crate). Between rows a Ctrl-C stops the reading ("interrupted": the caller
+/// turns it into exit 130). The file's size is limited where it is opened (`record::input`).
 pub(crate) struct CsvTable<'a> {
     pub header: Vec<String>,
-    lines: Vec<(usize, &'a str)>,
+    /// (line number, the row as written, its cells).
+    rows: Vec<(usize, &'a str, csv::StringRecord)>,
 }
 
 impl<'a> CsvTable<'a> {
     pub fn parse(text: &'a str) -> std::result::Result<CsvTable<'a>, String> {
-        let mut lines = text
-            .lines()
-            .enumerate()
-            .filter(|(_, l)| !l.trim().is_empty());
-        let (_, header) = lines
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let mut reader = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .flexible(true)
+            .from_reader(text.as_bytes());
+        // Each record with where it starts; a record ends where the next one starts.
+        let mut found: Vec<(usize, usize, csv::StringRecord)> = Vec::new();
+        let mut record = csv::StringRecord::new();
+        loop {
+            let start = reader.position().clone();
+            let more = reader.read_record(&mut record).map_err(|e| {
+                let line = e.position().map(|p| p.line()).unwrap_or(start.line());
+                format!("line {line}: not CSV: {e}")
+            })?;
+            if !more {
+                break;
+            }
+            // A line of blanks is no row (the csv crate skips only truly empty lines).
+            if record.iter().all(|cell| cell.trim().is_empty()) && record.len() <= 1 {
+                continue;
+            }
+            let at = record.position().cloned().unwrap_or(start);
+            found.push((at.line() as usize, at.byte() as usize, record.clone()));
+        }
+        let mut rows = Vec::with_capacity(found.len());
+        for (i, (line, byte, cells)) in found.iter().enumerate() {
+            let end = found.get(i + 1).map(|next| next.1).unwrap_or(text.len());
+            // A record's position is where the reader stood, before the empty lines it
+            // skipped: the row starts after them.
+            let raw = text.get(*byte..end).unwrap_or_default();
+            let written = raw.trim_start_matches(['\r', '\n']);
+            let skipped = raw[..raw.len() - written.len()].matches('\n').count();
+            rows.push((line + skipped, written.trim_end(), cells.clone()));
+        }
+        let mut rows = rows.into_iter();
+        let (_, _, header) = rows
             .next()
             .ok_or("empty file: expected a CSV header line")?;
-        let header = split_csv_line(header.trim_start_matches('\u{feff}'))
-            .into_iter()
-            .map(|h| h.trim().to_string())
-            .collect();
         Ok(CsvTable {
-            header,
-            lines: lines.map(|(i, l)| (i + 1, l)).collect(),
+            header: header.iter().map(|h| h.trim().to_string()).collect(),
+            rows: rows.collect(),
         })
     }
 
@@ -61,11 +69,10 @@ impl<'a> CsvTable<'a> {
 
     /// The rows as (line number, the line as written, column -> cell).
     pub fn rows(&self) -> impl Iterator<Item = std::result::Result<CsvRow<'_>, String>> + '_ {
-        self.lines.iter().map(|&(lineno, line)| {
+        self.rows.iter().map(|(lineno, line, cells)| {
             if record::cancel::requested() {
                 return Err("interrupted".to_string());
             }
-            let cells = split_csv_line(line);
             if cells.len() != self.header.len() {
                 return Err(format!(
                     "line {lineno}: {} fields, the header has {}",
@@ -77,9 +84,9 @@ impl<'a> CsvTable<'a> {
                 .header
                 .iter()
                 .map(|h| h.as_str())
-                .zip(cells.into_iter().map(|c| c.trim().to_string()))
+                .zip(cells.iter().map(|c| c.trim().to_string()))
                 .collect();
-            Ok((lineno, line, row))
+            Ok((*lineno, *line, row))
         })
     }
 }
@@ -116,9 +123,27 @@ mod tests {
 
     #[test]
     fn quoted_cells_keep_their_commas_and_quotes() {
+        let table = CsvTable::parse("x,y,z\na,\"b, c\",\"d\"\"e\"\n").unwrap();
+        let (_, line, row) = table.rows().next().unwrap().unwrap();
         assert_eq!(
-            split_csv_line("a,\"b, c\",\"d\"\"e\""),
-            vec!["a", "b, c", "d\"e"]
+            (row["x"].as_str(), row["y"].as_str(), row["z"].as_str()),
+            ("a", "b, c", "d\"e")
         );
+        assert_eq!(line, "a,\"b, c\",\"d\"\"e\"");
+    }
+
+    #[test]
+    fn rows_keep_their_line_numbers_past_blank_lines() {
+        let text = "\u{feff} a , b\n\n1,2\n   \n3,4,5\r\n";
+        let table = CsvTable::parse(text).unwrap();
+        assert_eq!(table.header, ["a", "b"]);
+        let rows: Vec<_> = table.rows().collect();
+        let (lineno, line, row) = rows[0].as_ref().unwrap();
+        assert_eq!((*lineno, *line, row["b"].as_str()), (3, "1,2", "2"));
+        assert_eq!(
+            rows[1].as_ref().unwrap_err(),
+            "line 5: 3 fields, the header has 2"
+        );
+        assert!(CsvTable::parse("\n \n").is_err());
     }
 }

@@ -9,8 +9,6 @@ use std::collections::BTreeMap;
 
 use record::*;
 
-use crate::csv_table::split_csv_line;
-
 /// The columns a build-timings CSV must have.
 pub const HEADER: [&str; 6] = ["date", "label", "suite", "step", "wall_s", "status"];
 
@@ -19,16 +17,10 @@ pub const OWN_SUITE: &str = "cargo-diskbench";
 
 /// Whether `text`'s first line is a build-timings header (and not published disk figures).
 pub fn is_build_timings(text: &str) -> bool {
-    let Some(first) = text.lines().find(|l| !l.trim().is_empty()) else {
-        return false;
-    };
-    let header: Vec<String> = split_csv_line(first.trim_start_matches('\u{feff}'))
-        .into_iter()
-        .map(|h| h.trim().to_string())
-        .collect();
-    ["suite", "step", "wall_s"]
-        .iter()
-        .all(|k| header.iter().any(|h| h == k))
+    // Only the first line decides (and a file that is not CSV is not build timings).
+    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    crate::csv_table::CsvTable::parse(first)
+        .is_ok_and(|table| ["suite", "step", "wall_s"].iter().all(|k| table.has(k)))
 }
 
 /// The step id of a published step.
