@@ -1,47 +1,76 @@
 //! `data/runners.json`: every runner's column figures as data, for scripts and other sites
 //! (CONTRACT section 5). A figure a cache served carries the reason in `cache_suspect`.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::Result;
 use record::ColumnId;
-use serde_json::{Map, Value, json};
+use serde::Serialize;
 
 use crate::model::Dataset;
 
 pub const SCHEMA: &str = "diskbench.site-runners/1";
 
+/// The whole file.
+#[derive(Serialize)]
+pub struct RunnersFile<'a> {
+    pub schema: &'static str,
+    pub runners: Vec<RunnerEntry<'a>>,
+}
+
+/// One runner: who it is and its figure per column (columns it has no figure for are left out).
+#[derive(Serialize)]
+pub struct RunnerEntry<'a> {
+    pub label: &'a str,
+    pub slug: &'a str,
+    pub class: &'static str,
+    pub arch: &'a str,
+    pub imported: bool,
+    pub columns: BTreeMap<&'static str, ColumnEntry<'a>>,
+}
+
+/// One column's figure on one runner.
+#[derive(Serialize)]
+pub struct ColumnEntry<'a> {
+    pub median: f64,
+    pub p99_ns: Option<f64>,
+    pub runs: usize,
+    pub cache_suspect: Option<&'a str>,
+}
+
 /// The file's contents.
-pub fn runners_json(ds: &Dataset) -> Value {
-    let runners: Vec<Value> = ds
+pub fn runners_json(ds: &Dataset) -> RunnersFile<'_> {
+    let runners = ds
         .runners
         .iter()
-        .map(|r| {
-            let mut columns = Map::new();
-            for c in ColumnId::ALL {
-                if let Some(f) = r.column(c) {
-                    columns.insert(
-                        c.as_str().into(),
-                        json!({
-                            "median": f.median,
-                            "p99_ns": f.p99_ns,
-                            "runs": f.runs,
-                            "cache_suspect": f.cache_suspect,
-                        }),
-                    );
-                }
-            }
-            json!({
-                "label": r.label,
-                "slug": r.slug,
-                "class": r.class.as_str(),
-                "arch": r.arch,
-                "imported": r.imported,
-                "columns": columns,
-            })
+        .map(|r| RunnerEntry {
+            label: &r.label,
+            slug: &r.slug,
+            class: r.class.as_str(),
+            arch: &r.arch,
+            imported: r.imported,
+            columns: ColumnId::ALL
+                .into_iter()
+                .filter_map(|c| {
+                    let f = r.column(c)?;
+                    Some((
+                        c.as_str(),
+                        ColumnEntry {
+                            median: f.median,
+                            p99_ns: f.p99_ns,
+                            runs: f.runs,
+                            cache_suspect: f.cache_suspect.as_deref(),
+                        },
+                    ))
+                })
+                .collect(),
         })
         .collect();
-    json!({ "schema": SCHEMA, "runners": runners })
+    RunnersFile {
+        schema: SCHEMA,
+        runners,
+    }
 }
 
 /// Write `data/runners.json` into the site folder `out`.
@@ -132,7 +161,7 @@ mod tests {
         assert_eq!(cache.len(), 1, "{cache:?}");
         assert!(cache[0].text.contains("vm-35gb"));
 
-        let json = runners_json(&ds);
+        let json = serde_json::to_value(runners_json(&ds)).unwrap();
         assert_eq!(json["schema"], SCHEMA);
         let runner = |label: &str| {
             json["runners"]
