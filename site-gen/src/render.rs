@@ -280,6 +280,10 @@ impl Site<'_> {
         ctx.insert("row", &self.row(r, "../"));
         ctx.insert("facts", &facts(r, newest));
         ctx.insert("storage", &storage_view(newest));
+        ctx.insert(
+            "storage_facts",
+            &record::machine_facts::storage(&newest.storage),
+        );
         // Every run, newest first.
         let runs: Vec<Value> = r
             .runs
@@ -544,70 +548,22 @@ fn engines(rec: &Record) -> String {
     e.join(", ")
 }
 
-fn facts(r: &RunnerSummary, rec: &Record) -> Vec<(String, String)> {
-    let run = &rec.runner;
-    let mut f = vec![
-        ("Architecture".into(), run.arch.clone()),
-        ("CPU".into(), run.cpu_model.clone()),
-        // 0 is what a record holds when the machine was not described (imported figures).
-        (
-            "vCPUs".into(),
-            if run.vcpus > 0 {
-                run.vcpus.to_string()
-            } else {
-                "unknown".into()
-            },
-        ),
-        (
-            "Memory".into(),
-            if run.memory_gib > 0.0 {
-                format!("{:.1} GiB", run.memory_gib)
-            } else {
-                "unknown".into()
-            },
-        ),
-        ("Kernel".into(), run.kernel.clone()),
-        ("OS".into(), run.os.clone()),
-    ];
-    if let Some(p) = &run.provider {
-        f.push(("Provider".into(), p.clone()));
-    }
-    if let Some(it) = &run.instance_type {
-        f.push(("Instance type".into(), it.clone()));
-    }
-    if let Some(v) = &run.variant {
-        f.push(("Variant".into(), v.clone()));
-    }
-    if let Some(ci) = &run.ci {
-        f.push((
-            "CI".into(),
-            [
-                Some(ci.system.clone()),
-                ci.image.clone(),
-                ci.environment.clone(),
-            ]
-            .into_iter()
-            .flatten()
-            .collect::<Vec<_>>()
-            .join(" · "),
-        ));
-    }
-    if run.in_container {
-        f.push((
-            "Container".into(),
-            "yes: the figures are the container's view".into(),
-        ));
-    }
+/// The machine's facts ([`record::machine_facts`], as the terminal and the job summary show
+/// them), then what only the site knows: the CPU reference over the window and the runs.
+fn facts(r: &RunnerSummary, rec: &Record) -> Vec<record::machine_facts::Fact> {
+    use record::machine_facts::Fact;
+    let mut f = record::machine_facts::machine(&rec.runner);
     if let Some(c) = r.cpu_single_ops_s {
-        f.push((
-            "CPU reference".into(),
-            format!("{} ops/s on one thread (median)", fmt_sig(c)),
-        ));
+        f.push(Fact {
+            key: "cpu-reference",
+            name: "CPU reference",
+            lines: vec![format!("{} ops/s on one thread (median)", fmt_sig(c))],
+        });
     }
-    f.retain(|(_, v)| !v.trim().is_empty());
-    f.push((
-        "Runs".into(),
-        format!(
+    f.push(Fact {
+        key: "runs",
+        name: "Runs",
+        lines: vec![format!(
             "{} in the window{}",
             r.runs.len(),
             if r.older_runs > 0 {
@@ -615,8 +571,8 @@ fn facts(r: &RunnerSummary, rec: &Record) -> Vec<(String, String)> {
             } else {
                 String::new()
             }
-        ),
-    ));
+        )],
+    });
     f
 }
 

@@ -9,9 +9,6 @@ use std::fmt::Write as _;
 
 use record::{ColumnId, Headline, Record, StepResult, StepStatus, TestResult};
 
-/// How many storage-class evidence lines the summary quotes (the record keeps them all).
-const EVIDENCE_SHOWN: usize = 3;
-
 /// The whole summary of `record`, ending in a newline.
 pub fn markdown(record: &Record) -> String {
     let mut out = String::new();
@@ -49,116 +46,22 @@ pub fn escape(text: &str) -> String {
     out
 }
 
+/// The facts of [`record::machine_facts`]: a table per section, a row per fact (its items on
+/// lines of their own where it has several).
 fn machine_section(out: &mut String, record: &Record) {
-    let r = &record.runner;
-    let mut machine = Vec::new();
-    if !r.arch.is_empty() {
-        machine.push(escape(&r.arch));
-    }
-    if r.vcpus > 0 {
-        machine.push(format!(
-            "{} vCPU{}",
-            r.vcpus,
-            if r.vcpus == 1 { "" } else { "s" }
-        ));
-    }
-    if r.memory_gib > 0.0 {
-        machine.push(format!("{:.1} GiB memory", r.memory_gib));
-    }
-    for text in [&r.cpu_model, &r.os] {
-        if !text.is_empty() {
-            machine.push(escape(text));
+    for (section, facts) in record::machine_facts::sections(&record.runner, &record.storage) {
+        let _ = writeln!(out, "| {} | |\n|---|---|", section.title());
+        for fact in facts {
+            let value = fact
+                .lines
+                .iter()
+                .map(|l| escape(l.trim()))
+                .collect::<Vec<_>>()
+                .join("<br>");
+            let _ = writeln!(out, "| {} | {value} |", fact.name);
         }
+        out.push('\n');
     }
-    if !r.kernel.is_empty() {
-        machine.push(format!("kernel {}", escape(&r.kernel)));
-    }
-    if let Some(instance) = &r.instance_type {
-        machine.push(escape(instance));
-    }
-    if let Some(provider) = &r.provider {
-        machine.push(escape(provider));
-    }
-    if let Some(image) = r.ci.as_ref().and_then(|ci| ci.image.as_ref()) {
-        machine.push(format!("image {}", escape(image)));
-    }
-    if let Some(variant) = &r.variant {
-        machine.push(escape(variant));
-    }
-    if r.in_container {
-        machine.push("in a container".into());
-    }
-    let machine = if machine.is_empty() {
-        "not detected".to_string()
-    } else {
-        machine.join(" · ")
-    };
-    let _ = writeln!(out, "**Machine:** {machine}  ");
-
-    let s = &record.storage;
-    let mut storage = format!("{} (`{}`)", s.class.title(), s.class.as_str());
-    let mut on = Vec::new();
-    if !s.fstype.is_empty() {
-        on.push(escape(&s.fstype));
-    }
-    if !s.mount_source.is_empty() {
-        on.push(format!("on {}", escape(&s.mount_source)));
-    }
-    if !s.path.is_empty() {
-        on.push(format!("at {}", escape(&s.path)));
-    }
-    if !on.is_empty() {
-        let _ = write!(storage, ": {}", on.join(" "));
-    }
-    if let Some(upper) = &s.overlay_upper {
-        let _ = write!(
-            storage,
-            "; writes land on {} {} at {}",
-            escape(&upper.fstype),
-            escape(&upper.mount_source),
-            escape(&upper.path)
-        );
-    }
-    if let Some(device) = &s.device {
-        let mut facts = Vec::new();
-        for fact in [&device.transport, &device.model].into_iter().flatten() {
-            facts.push(escape(fact));
-        }
-        match device.rotational {
-            Some(true) => facts.push("rotational".into()),
-            Some(false) => facts.push("non-rotational".into()),
-            None => {}
-        }
-        if facts.is_empty() {
-            let _ = write!(storage, "; device {}", escape(&device.name));
-        } else {
-            let _ = write!(
-                storage,
-                "; device {} ({})",
-                escape(&device.name),
-                facts.join(", ")
-            );
-        }
-    }
-    let _ = writeln!(out, "**Storage:** {storage}  ");
-    let evidence: Vec<String> = s
-        .class_evidence
-        .iter()
-        .take(EVIDENCE_SHOWN)
-        .map(|e| escape(e))
-        .collect();
-    if evidence.is_empty() {
-        let _ = writeln!(out, "**Why this class:** no evidence recorded");
-    } else {
-        let more = s.class_evidence.len() - evidence.len();
-        let more = if more > 0 {
-            format!(" (and {more} more in the record)")
-        } else {
-            String::new()
-        };
-        let _ = writeln!(out, "**Why this class:** {}{more}", evidence.join("; "));
-    }
-    out.push('\n');
 }
 
 fn columns_section(out: &mut String, record: &Record) {

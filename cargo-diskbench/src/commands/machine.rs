@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use anyhow::Result;
-use record::{Device, Runner, Storage};
+use record::{Runner, Storage};
 
 #[derive(clap::Args, Debug)]
 pub struct MachineArgs {
@@ -45,106 +45,58 @@ pub fn exec(args: MachineArgs) -> Result<()> {
     Ok(())
 }
 
-/// Aligned `key: value` lines, one block per section.
+/// Aligned `key: value` lines, one block per section: the facts of
+/// [`record::machine_facts`], then what only this command shows (how the machine was
+/// detected, the storage notes).
 fn render(runner: &Runner, storage: &Storage) -> String {
-    let mut rows: Vec<(&str, String)> = Vec::new();
+    use record::machine_facts::{self, Fact, Section};
     let mut out = String::new();
-    let yes_no = |b: bool| if b { "yes" } else { "no" }.to_string();
+    let rows_of = |facts: Vec<Fact>| -> Vec<(String, String)> {
+        let mut rows = Vec::new();
+        for f in facts {
+            for (i, line) in f.lines.into_iter().enumerate() {
+                let key = if i == 0 {
+                    f.name.to_lowercase()
+                } else {
+                    String::new()
+                };
+                rows.push((key, line));
+            }
+        }
+        rows
+    };
 
-    rows.push(("label", runner.label.clone()));
-    rows.push((
-        "provider",
-        runner.provider.clone().unwrap_or_else(|| "unknown".into()),
-    ));
-    if let Some(t) = &runner.instance_type {
-        rows.push(("instance type", t.clone()));
-    }
-    rows.push(("arch", runner.arch.clone()));
-    rows.push(("vcpus", runner.vcpus.to_string()));
-    rows.push(("memory", format!("{:.1} GiB", runner.memory_gib)));
-    rows.push(("cpu", runner.cpu_model.clone()));
-    rows.push(("kernel", runner.kernel.clone()));
-    rows.push(("os", runner.os.clone()));
-    rows.push(("container", yes_no(runner.in_container)));
-    match &runner.ci {
-        Some(ci) => {
-            let mut parts = vec![ci.system.clone()];
-            for (k, v) in [
-                ("run", &ci.run_id),
-                ("job", &ci.job),
-                ("image", &ci.image),
-                ("runner", &ci.runner_name),
-                ("repo", &ci.repository),
-                ("env", &ci.environment),
-            ] {
-                if let Some(v) = v {
-                    parts.push(format!("{k} {v}"));
+    for (in_section, facts) in machine_facts::sections(runner, storage) {
+        let mut rows = Vec::new();
+        if in_section == Section::Machine {
+            rows.push(("label".to_string(), runner.label.clone()));
+        }
+        rows.extend(rows_of(facts));
+        match in_section {
+            Section::Machine => {
+                for e in &runner.evidence {
+                    rows.push(("detected from".into(), e.clone()));
                 }
             }
-            rows.push(("ci", parts.join(", ")));
+            // A reason already given as class evidence is not repeated as a note.
+            Section::Storage => {
+                for n in &storage.notes {
+                    if !storage
+                        .class_evidence
+                        .iter()
+                        .any(|e| e.contains(n.as_str()))
+                    {
+                        rows.push(("note".into(), n.clone()));
+                    }
+                }
+            }
         }
-        None => rows.push(("ci", "none".into())),
+        section(&mut out, &in_section.title().to_lowercase(), &rows);
     }
-    for e in &runner.evidence {
-        rows.push(("evidence", e.clone()));
-    }
-    section(&mut out, "runner", &rows);
-
-    rows.clear();
-    rows.push(("path", storage.path.clone()));
-    let fs = if storage.fstype.is_empty() {
-        "unknown".to_string()
-    } else {
-        format!("{} on {}", storage.fstype, storage.mount_source)
-    };
-    rows.push(("filesystem", fs));
-    if let Some(root) = &storage.mount_root {
-        rows.push(("mounted from", root.clone()));
-    }
-    if !storage.mount_options.is_empty() {
-        rows.push(("options", storage.mount_options.clone()));
-    }
-    if let Some(up) = &storage.overlay_upper {
-        rows.push((
-            "overlay upper",
-            format!("{} ({} on {})", up.path, up.fstype, up.mount_source),
-        ));
-    }
-    if let (Some(free), Some(total)) = (storage.free_bytes, storage.total_bytes) {
-        rows.push(("space", format!("{} free of {}", size(free), size(total))));
-    }
-    let tree = device_tree(&storage.devices);
-    if tree.is_empty() {
-        rows.push(("device chain", "none".into()));
-    }
-    for (i, line) in tree.into_iter().enumerate() {
-        rows.push((if i == 0 { "device chain" } else { "" }, line));
-    }
-    rows.push(("class", storage.class.to_string()));
-    for e in &storage.class_evidence {
-        rows.push(("evidence", e.clone()));
-    }
-    if storage.fsync_flags.is_empty() {
-        rows.push(("fsync flags", "none".into()));
-    }
-    for f in &storage.fsync_flags {
-        rows.push(("fsync flags", f.clone()));
-    }
-    // A reason already given as class evidence is not repeated as a note.
-    for n in &storage.notes {
-        if !storage
-            .class_evidence
-            .iter()
-            .any(|e| e.contains(n.as_str()))
-        {
-            rows.push(("note", n.clone()));
-        }
-    }
-    section(&mut out, "storage", &rows);
     out
 }
 
-fn section(out: &mut String, title: &str, rows: &[(&str, String)]) {
+fn section(out: &mut String, title: &str, rows: &[(String, String)]) {
     let width = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
     out.push_str(title);
     out.push('\n');
@@ -158,131 +110,111 @@ fn section(out: &mut String, title: &str, rows: &[(&str, String)]) {
     }
 }
 
-/// The chain top first, each device indented under the one it belongs to.
-fn device_tree(devices: &[Device]) -> Vec<String> {
-    fn walk(
-        devices: &[Device],
-        d: &Device,
-        depth: usize,
-        seen: &mut Vec<String>,
-        out: &mut Vec<String>,
-    ) {
-        if seen.contains(&d.name) {
-            return;
-        }
-        seen.push(d.name.clone());
-        out.push(format!("{}{}", "  ".repeat(depth), describe(d)));
-        for m in &d.members {
-            if let Some(child) = devices.iter().find(|x| &x.name == m) {
-                walk(devices, child, depth + 1, seen, out);
-            }
-        }
-    }
-    let mut seen = Vec::new();
-    let mut out = Vec::new();
-    for d in devices {
-        walk(devices, d, 0, &mut seen, &mut out);
-    }
-    out
-}
-
-/// `vda (virtio, 256 GiB, mq-deadline)`, `md0 (md raid0 of nvme1n1+nvme2n1, 3.4 TiB)`.
-fn describe(d: &Device) -> String {
-    let mut facts: Vec<String> = Vec::new();
-    match (d.transport.as_deref(), &d.raid_level) {
-        (Some("partition"), _) => facts.push(format!("partition of {}", d.members.join("+"))),
-        (Some(t), Some(level)) => facts.push(format!("{t} {level} of {}", d.members.join("+"))),
-        (Some(t), None) if !d.members.is_empty() => {
-            facts.push(format!("{t} on {}", d.members.join("+")))
-        }
-        (Some(t), None) => facts.push(t.to_string()),
-        (None, _) => facts.push("unknown transport".into()),
-    }
-    if let Some(m) = &d.model {
-        facts.push(format!("\"{m}\""));
-    }
-    if let Some(s) = d.size_bytes {
-        facts.push(size(s));
-    }
-    if d.rotational == Some(true) && d.transport.as_deref() != Some("partition") {
-        facts.push("rotational".into());
-    }
-    match d.scheduler.as_deref() {
-        Some("none") => facts.push("no scheduler".into()),
-        Some(s) => facts.push(s.to_string()),
-        None => {}
-    }
-    format!("{} ({})", d.name, facts.join(", "))
-}
-
-/// Binary units with at most one decimal: "256 GiB", "3.4 TiB".
-fn size(bytes: u64) -> String {
-    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-    let mut v = bytes as f64;
-    let mut unit = 0;
-    while v >= 1024.0 && unit + 1 < UNITS.len() {
-        v /= 1024.0;
-        unit += 1;
-    }
-    if (v - v.round()).abs() < 0.05 {
-        format!("{:.0} {}", v.round(), UNITS[unit])
-    } else {
-        format!("{v:.1} {}", UNITS[unit])
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn device_summaries_read_naturally() {
-        let vda = Device {
-            name: "vda".into(),
-            transport: Some("virtio".into()),
-            size_bytes: Some(256 << 30),
-            scheduler: Some("mq-deadline".into()),
-            ..Default::default()
-        };
-        assert_eq!(describe(&vda), "vda (virtio, 256 GiB, mq-deadline)");
-        let md = Device {
-            name: "md0".into(),
-            transport: Some("md".into()),
-            raid_level: Some("raid0".into()),
-            members: vec!["nvme1n1".into(), "nvme2n1".into()],
-            ..Default::default()
-        };
-        assert_eq!(describe(&md), "md0 (md raid0 of nvme1n1+nvme2n1)");
-        let leaf = |n: &str| Device {
-            name: n.into(),
-            transport: Some("nvme".into()),
-            ..Default::default()
-        };
-        let tree = device_tree(&[md, leaf("nvme1n1"), leaf("nvme2n1")]);
-        assert_eq!(
-            tree,
-            [
-                "md0 (md raid0 of nvme1n1+nvme2n1)",
-                "  nvme1n1 (nvme)",
-                "  nvme2n1 (nvme)"
-            ]
-        );
-        assert_eq!(size(1536 << 20), "1.5 GiB");
-        assert_eq!(size(512), "512 B");
-    }
-
-    #[test]
     fn table_keys_are_aligned() {
         let text = render(&Runner::default(), &Storage::default());
-        let cols: Vec<usize> = text
-            .lines()
-            .filter(|l| l.starts_with("  ") && l.trim_start().starts_with("device chain:"))
-            .map(|l| l.find("none").unwrap())
-            .collect();
-        let class_col = text
-            .lines()
-            .find(|l| l.trim_start().starts_with("class:"))
+        for block in text.split("\nstorage\n") {
+            let starts: Vec<usize> = block
+                .lines()
+                .filter(|l| l.starts_with("  "))
+                .map(|l| {
+                    l.len()
+                        - l[l.find(':').map(|i| i + 1).unwrap_or(0)..]
+                            .trim_start()
+                            .len()
+                })
+                .collect();
+            assert!(starts.len() > 5, "{text}");
+            assert!(starts.windows(2).all(|w| w[0] == w[1]), "{text}");
+        }
+    }
+
+    /// The terminal table, the Markdown job summary and the runner page carry the same
+    /// facts, name for name and value for value, for a described machine and for one whose
+    /// record holds nothing (each says `unknown`, none `0` or an empty line).
+    #[test]
+    fn the_three_renderings_carry_the_same_machine_facts() {
+        let fleet = site_gen::testdata::Fleet::small();
+        let described = fleet.record(0, 0);
+        let mut blank = described.clone();
+        blank.runner = Runner {
+            label: "blank".into(),
+            ..Default::default()
+        };
+        blank.storage = Storage::default();
+        let html_escape = |text: &str| {
+            text.replace('&', "&amp;")
+                .replace('<', "&lt;")
+                .replace('>', "&gt;")
+                .replace('"', "&quot;")
+                .replace('\'', "&#39;")
+        };
+        for record in [described, blank] {
+            let (runner, storage) = (&record.runner, &record.storage);
+            let terminal = render(runner, storage);
+            let markdown = site_gen::summary::markdown(&record);
+            let results = tempfile::tempdir().unwrap();
+            let site = tempfile::tempdir().unwrap();
+            record::results::write_record(results.path(), &record).unwrap();
+            site_gen::build_site(&site_gen::SiteOptions {
+                results: results.path().to_path_buf(),
+                out: site.path().to_path_buf(),
+                ..Default::default()
+            })
             .unwrap();
-        assert_eq!(class_col.find("unknown"), cols.first().copied());
+            let page = std::fs::read_to_string(site.path().join(format!(
+                "runners/{}.html",
+                record::results::label_slug(&runner.label)
+            )))
+            .unwrap();
+            let mut seen = 0;
+            for (_, facts) in record::machine_facts::sections(runner, storage) {
+                for fact in facts {
+                    let key = format!("{}:", fact.name.to_lowercase());
+                    assert!(
+                        terminal.lines().any(|l| l.trim_start().starts_with(&key)),
+                        "terminal lacks {key}\n{terminal}"
+                    );
+                    assert!(
+                        markdown.contains(&format!("| {} | ", fact.name)),
+                        "summary lacks {}\n{markdown}",
+                        fact.name
+                    );
+                    assert!(
+                        page.contains(&format!("<dt>{}</dt>", html_escape(fact.name))),
+                        "page lacks {}",
+                        fact.name
+                    );
+                    for line in &fact.lines {
+                        let line = line.trim();
+                        assert!(terminal.contains(line), "terminal: {line}\n{terminal}");
+                        assert!(
+                            markdown.contains(&site_gen::summary::escape(line)),
+                            "summary: {line}\n{markdown}"
+                        );
+                        assert!(page.contains(&html_escape(line)), "page: {line}");
+                    }
+                    seen += 1;
+                }
+            }
+            assert!(seen >= 15, "{seen} facts");
+            if record.runner.label == "blank" {
+                for (name, text) in [("terminal", &terminal), ("summary", &markdown)] {
+                    assert!(!text.contains("0 vCPU"), "{name}: {text}");
+                    assert!(!text.contains("0.0 GiB"), "{name}: {text}");
+                }
+                assert!(page.contains("<dt>vCPUs</dt><dd>unknown</dd>"));
+                assert!(
+                    terminal
+                        .lines()
+                        .any(|l| l.starts_with("  vcpus:") && l.ends_with(" unknown"))
+                );
+                assert!(markdown.contains("| vCPUs | unknown |"), "{markdown}");
+            }
+        }
     }
 }

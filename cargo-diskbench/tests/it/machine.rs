@@ -109,7 +109,7 @@ fn table_output_is_aligned_and_names_the_chain() {
     ]);
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.starts_with("runner\n"), "{text}");
+    assert!(text.starts_with("machine\n"), "{text}");
     assert!(text.contains("\nstorage\n"));
     assert!(
         text.lines()
