@@ -76,6 +76,103 @@ mod tests {
         Cargo::command().debug_assert();
     }
 
+    /// Every default `--help` shows is its constant's value, and no help text types a
+    /// default of its own (a typed default drifts from the constant).
+    #[test]
+    fn help_shows_each_default_equal_to_its_constant() {
+        use engine::steps::{cargo_build, docker_build, sqlite, what_if::options as what_if};
+        use engine::suite;
+        use record::results::{DEFAULT_RESULTS_DIR, DEFAULT_SITE_DIR};
+        let what_if_cases = |command: &'static str| {
+            [
+                (command, "cap-iops", what_if::DEFAULT_CAP_IOPS.to_string()),
+                (command, "cap-mib-s", what_if::DEFAULT_CAP_MIB_S.to_string()),
+                (
+                    command,
+                    "what-if-repeat",
+                    what_if::DEFAULT_REPEAT.to_string(),
+                ),
+            ]
+        };
+        let mut cases = vec![
+            ("run", "runtime", suite::DEFAULT_RUNTIME_S.to_string()),
+            ("run", "ramp", suite::DEFAULT_RAMP_S.to_string()),
+            (
+                "run",
+                "size",
+                record::size::tool_size_text(suite::DEFAULT_SIZE),
+            ),
+            ("run", "repeat", suite::DEFAULT_REPEAT.to_string()),
+            ("run", "results", DEFAULT_RESULTS_DIR.to_string()),
+            ("run", "site-out", DEFAULT_SITE_DIR.to_string()),
+            ("steps", "results", DEFAULT_RESULTS_DIR.to_string()),
+            (
+                "steps",
+                "crate-modules",
+                cargo_build::DEFAULT_MODULES.to_string(),
+            ),
+            (
+                "steps",
+                "docker-context-mib",
+                docker_build::DEFAULT_CONTEXT_MIB.to_string(),
+            ),
+            (
+                "steps",
+                "sqlite-transactions",
+                sqlite::DEFAULT_TRANSACTIONS.to_string(),
+            ),
+            ("site", "results", DEFAULT_RESULTS_DIR.to_string()),
+            ("site", "out", DEFAULT_SITE_DIR.to_string()),
+            ("import", "results", DEFAULT_RESULTS_DIR.to_string()),
+        ];
+        cases.extend(what_if_cases("run"));
+        cases.extend(what_if_cases("steps"));
+
+        let mut cargo = Cargo::command();
+        cargo.build();
+        let diskbench = cargo.find_subcommand_mut("diskbench").unwrap();
+        for (command, long, want) in &cases {
+            let sub = diskbench.find_subcommand_mut(command).unwrap();
+            let help = sub.render_long_help().to_string();
+            let start = help
+                .find(&format!("--{long} "))
+                .unwrap_or_else(|| panic!("{command} --help has no --{long}:\n{help}"));
+            let entry = &help[start..];
+            let entry = &entry[..entry.find("\n  -").unwrap_or(entry.len())];
+            assert!(
+                entry.contains(&format!("[default: {want}]")),
+                "{command} --{long}: the help shows no default {want}:\n{entry}"
+            );
+        }
+        for sub in diskbench.get_subcommands() {
+            for arg in sub.get_arguments() {
+                for text in [arg.get_help(), arg.get_long_help()].into_iter().flatten() {
+                    let text = text.to_string();
+                    assert!(
+                        !text.contains("default:"),
+                        "{} --{}: a default typed into the help text: {text}",
+                        sub.get_name(),
+                        arg.get_id()
+                    );
+                }
+                // A default is shown by clap only when it comes from the definition.
+                if !arg.get_default_values().is_empty()
+                    && arg.get_action().takes_values()
+                    && !arg.is_hide_set()
+                {
+                    let long = arg.get_long().unwrap_or_default();
+                    assert!(
+                        cases
+                            .iter()
+                            .any(|(c, l, _)| *c == sub.get_name() && *l == long),
+                        "{} --{long}: a default no test compares with its constant",
+                        sub.get_name()
+                    );
+                }
+            }
+        }
+    }
+
     #[test]
     fn direct_invocation_gets_the_subcommand_word() {
         let a = normalized_args(["cargo-diskbench".into(), "site".into()]);

@@ -43,6 +43,8 @@ pub const DEFAULT_RUNTIME_S: u64 = 5;
 pub const DEFAULT_RAMP_S: u64 = 2;
 /// Default test file size.
 pub const DEFAULT_SIZE: u64 = 1 << 30;
+/// Default passes over the suite.
+pub const DEFAULT_REPEAT: u32 = 1;
 
 /// What `cargo diskbench run` asked the suite to do. Build with `..Default::default()`.
 #[derive(Clone, Debug)]
@@ -71,7 +73,7 @@ impl Default for SuiteOptions {
             size: DEFAULT_SIZE,
             engine: EngineChoice::Auto,
             seed: None,
-            repeat: 1,
+            repeat: DEFAULT_REPEAT,
         }
     }
 }

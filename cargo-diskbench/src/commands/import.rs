@@ -12,7 +12,7 @@ pub struct ImportArgs {
     /// The results folder the records are written to
     #[arg(long, value_name = "DIR", default_value = record::results::DEFAULT_RESULTS_DIR)]
     pub results: PathBuf,
-    /// Runner label for fio JSON files (fio does not name the machine; default: the file name)
+    /// Runner label for fio JSON files (fio does not name the machine); without it, the file name
     #[arg(long, value_name = "TEXT")]
     pub label: Option<String>,
 }

@@ -8,13 +8,14 @@ use record::{Runner, Storage};
 
 #[derive(clap::Args, Debug)]
 pub struct MachineArgs {
-    /// The directory whose storage to describe (default: $GITHUB_WORKSPACE, else the current dir)
+    /// The directory whose storage to describe; without it, $GITHUB_WORKSPACE, else the
+    /// current dir
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
     /// Print the runner and storage sections as JSON, as a record would hold them
     #[arg(long)]
     pub json: bool,
-    /// How this machine is named in the report (default: detected)
+    /// How this machine is named in the report; without it, as detected
     #[arg(long, value_name = "TEXT")]
     pub label: Option<String>,
 }

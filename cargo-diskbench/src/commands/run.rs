@@ -7,42 +7,45 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use engine::job::EngineChoice;
 use engine::measured::{Measured, MeasuredRun};
-use engine::suite::{DEFAULT_RAMP_S, DEFAULT_RUNTIME_S, SuiteOptions};
+use engine::suite::{
+    DEFAULT_RAMP_S, DEFAULT_REPEAT, DEFAULT_RUNTIME_S, DEFAULT_SIZE, SuiteOptions,
+};
 use record::error::usage;
 use record::results::{DEFAULT_RESULTS_DIR, DEFAULT_SITE_DIR};
-use record::size::{SizeDialect, parse_size};
+use record::size::{SizeDialect, parse_size, tool_size_text};
 use record::{ColumnId, Record};
 
 use crate::output::{self, SuiteProgress};
 
-#[derive(clap::Args, Debug, Default)]
+#[derive(clap::Args, Debug)]
 pub struct RunArgs {
-    /// Where the test files go (a private folder is made under it and removed) [default:
-    /// $GITHUB_WORKSPACE, else the current folder]
+    /// Where the test files go (a private folder is made under it and removed); without it,
+    /// $GITHUB_WORKSPACE, else the current folder
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
     /// Comma-separated column ids: seq-read, seq-write, rand-read, rand-write, qd1-read,
     /// sync-write
     #[arg(long, value_name = "IDS")]
     pub only: Option<String>,
-    /// Measured seconds per column, 0.1 to 3600 [default: 5]
-    #[arg(long, value_name = "SECS", allow_negative_numbers = true, value_parser = runtime_secs)]
-    pub runtime: Option<f64>,
-    /// Unmeasured warm-up seconds before each column, 0 to 3600 [default: 2]
-    #[arg(long, value_name = "SECS", allow_negative_numbers = true, value_parser = ramp_secs)]
-    pub ramp: Option<f64>,
-    /// Each job's test file, e.g. 512M, 2G [default: 1G]; the four-job columns use four
-    /// such files
-    #[arg(long, value_name = "BYTES")]
-    pub size: Option<String>,
+    /// Measured seconds per column, 0.1 to 3600
+    #[arg(long, value_name = "SECS", allow_negative_numbers = true, value_parser = runtime_secs,
+          default_value_t = DEFAULT_RUNTIME_S as f64)]
+    pub runtime: f64,
+    /// Unmeasured warm-up seconds before each column, 0 to 3600
+    #[arg(long, value_name = "SECS", allow_negative_numbers = true, value_parser = ramp_secs,
+          default_value_t = DEFAULT_RAMP_S as f64)]
+    pub ramp: f64,
+    /// Each job's test file, e.g. 512M, 2G; the four-job columns use four such files
+    #[arg(long, value_name = "BYTES", default_value_t = tool_size_text(DEFAULT_SIZE))]
+    pub size: String,
     /// Run the suite N times; each column reports its median run and the spread
-    #[arg(long, value_name = "N")]
-    pub repeat: Option<u32>,
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_REPEAT)]
+    pub repeat: u32,
     /// I/O backend: auto (on a disk psync at depth 1, io_uring deeper; on tmpfs libaio),
     /// io_uring, libaio or psync
     #[arg(long, value_name = "auto|io_uring|libaio|psync")]
     pub engine: Option<String>,
-    /// Fixed random offsets (the same every run); default: different every run
+    /// Fixed random offsets (the same every run); without it, different every run
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
     /// Skip the real build steps
@@ -60,14 +63,14 @@ pub struct RunArgs {
 }
 
 /// Where the record and report go (boxed: keeps the command enum small).
-#[derive(clap::Args, Debug, Default)]
+#[derive(clap::Args, Debug)]
 pub struct RecordArgs {
-    /// How this machine is named in the report [default: detected]
+    /// How this machine is named in the report; without it, as detected
     #[arg(long, value_name = "TEXT")]
     pub label: Option<String>,
-    /// The folder of accumulated records [default: diskbench-results]
-    #[arg(long, value_name = "DIR")]
-    pub results: Option<PathBuf>,
+    /// The folder of accumulated records
+    #[arg(long, value_name = "DIR", default_value = DEFAULT_RESULTS_DIR)]
+    pub results: PathBuf,
     /// Also write this run's record here ('-' = stdout)
     #[arg(long, value_name = "FILE")]
     pub json: Option<String>,
@@ -77,9 +80,9 @@ pub struct RecordArgs {
     /// Do not render the report site after the run
     #[arg(long)]
     pub no_site: bool,
-    /// Where the site is rendered [default: diskbench-site]
-    #[arg(long, value_name = "DIR")]
-    pub site_out: Option<PathBuf>,
+    /// Where the site is rendered
+    #[arg(long, value_name = "DIR", default_value = DEFAULT_SITE_DIR)]
+    pub site_out: PathBuf,
 }
 
 /// The shortest measured time per column: below it a column may complete no I/O at all.
@@ -131,30 +134,12 @@ pub fn suite_options(args: &RunArgs) -> Result<SuiteOptions> {
             Some(ids)
         }
     };
-    let secs = |name: &str, v: Option<f64>, default: u64| -> Result<Duration> {
-        let min = if name == "runtime" {
-            MIN_RUNTIME_S
-        } else {
-            0.0
-        };
-        match v {
-            None => Ok(Duration::from_secs(default)),
-            Some(s) if s.is_finite() && (min..=MAX_SECS).contains(&s) => {
-                Ok(Duration::from_secs_f64(s))
-            }
-            Some(s) => Err(usage(format!(
-                "--{name} {s}: use a number of seconds from {min} to {MAX_SECS}"
-            ))),
-        }
-    };
-    let size = match &args.size {
-        None => engine::suite::DEFAULT_SIZE,
-        Some(text) => parse_size(text, SizeDialect::Tool).ok_or_else(|| {
-            usage(format!(
-                "--size {text}: not a size; use bytes or a number with K, M, G (e.g. 512M, 2G)"
-            ))
-        })?,
-    };
+    let size = parse_size(&args.size, SizeDialect::Tool).ok_or_else(|| {
+        usage(format!(
+            "--size {}: not a size; use bytes or a number with K, M, G (e.g. 512M, 2G)",
+            args.size
+        ))
+    })?;
     let engine = match &args.engine {
         None => EngineChoice::Auto,
         Some(e) => EngineChoice::parse(e).ok_or_else(|| {
@@ -166,12 +151,13 @@ pub fn suite_options(args: &RunArgs) -> Result<SuiteOptions> {
     let opts = SuiteOptions {
         dir,
         only,
-        runtime: secs("runtime", args.runtime, DEFAULT_RUNTIME_S)?,
-        ramp: secs("ramp", args.ramp, DEFAULT_RAMP_S)?,
+        // Both checked by their parsers (runtime_secs, ramp_secs).
+        runtime: Duration::from_secs_f64(args.runtime),
+        ramp: Duration::from_secs_f64(args.ramp),
         size,
         engine,
         seed: args.seed,
-        repeat: args.repeat.unwrap_or(1),
+        repeat: args.repeat,
     };
     opts.validate()?;
     Ok(opts)
@@ -184,11 +170,7 @@ pub fn exec(args: RunArgs) -> Result<()> {
     {
         return Err(usage("--label: must not be empty"));
     }
-    let results_dir = args
-        .record
-        .results
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(DEFAULT_RESULTS_DIR));
+    let results_dir = args.record.results.clone();
     let json_to_stdout = args.record.json.as_deref() == Some("-");
     check_destinations(&args.record, &results_dir)?;
     for stale in engine::testfile::stale_scratch_dirs(&opts.dir) {
@@ -333,11 +315,7 @@ fn check_destinations(record: &RecordArgs, results_dir: &Path) -> Result<()> {
     }
     destination::step_summary()?;
     if !record.no_site {
-        let out = record
-            .site_out
-            .clone()
-            .unwrap_or_else(|| PathBuf::from(DEFAULT_SITE_DIR));
-        destination::site_out("--site-out", results_dir, &out)?;
+        destination::site_out("--site-out", results_dir, &record.site_out)?;
     }
     Ok(())
 }
@@ -356,11 +334,7 @@ fn write_outputs(
     // The site first (the output most likely to fail), then the copies: a failure leaves as
     // little as possible behind, and $GITHUB_STEP_SUMMARY, which cannot be taken back, last.
     if !args.record.no_site {
-        let out = args
-            .record
-            .site_out
-            .clone()
-            .unwrap_or_else(|| PathBuf::from(DEFAULT_SITE_DIR));
+        let out = args.record.site_out.clone();
         site_gen::build_site(&site_gen::SiteOptions {
             results: results_dir.to_path_buf(),
             out: out.clone(),
@@ -381,12 +355,7 @@ fn write_outputs(
         }
     }
     write_markdown(record, args.record.markdown.as_deref())?;
-    let site_out = (!args.record.no_site).then(|| {
-        args.record
-            .site_out
-            .clone()
-            .unwrap_or_else(|| PathBuf::from(DEFAULT_SITE_DIR))
-    });
+    let site_out = (!args.record.no_site).then(|| args.record.site_out.clone());
     if !args.quiet {
         eprint!(
             "{}",

@@ -18,14 +18,14 @@ use record::{Record, StepStatus, TestResult};
 
 #[derive(clap::Args, Debug)]
 pub struct StepsArgs {
-    /// Where the steps work (default: $GITHUB_WORKSPACE, else the current dir); a scratch
+    /// Where the steps work (without it, $GITHUB_WORKSPACE, else the current dir); a scratch
     /// folder is made there and removed after each step
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
     /// Comma-separated step ids: cargo-build, docker-build, sqlite or a user step's id
     #[arg(long, value_name = "IDS", value_delimiter = ',')]
     pub only: Option<Vec<String>>,
-    /// The project's Cargo.toml (default: found from the current directory)
+    /// The project's Cargo.toml; without it, found from the current directory
     #[arg(long, value_name = "PATH")]
     pub manifest_path: Option<PathBuf>,
     /// Stop at the first failed step
@@ -35,13 +35,13 @@ pub struct StepsArgs {
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
     /// The results folder: its newest record for this machine and disk gives the verdicts
-    /// their disk figures (default: diskbench-results)
-    #[arg(long, value_name = "DIR")]
-    pub results: Option<PathBuf>,
+    /// their disk figures
+    #[arg(long, value_name = "DIR", default_value = record::results::DEFAULT_RESULTS_DIR)]
+    pub results: PathBuf,
     /// Write the record into the results folder too
     #[arg(long)]
     pub save: bool,
-    /// How this machine is named in the record (default: detected)
+    /// How this machine is named in the record; without it, as detected
     #[arg(long, value_name = "TEXT")]
     pub label: Option<String>,
     /// Modules of the generated crate built when there is no Cargo project
@@ -79,7 +79,7 @@ pub struct WhatIfArgs {
     #[arg(long, value_name = "LABEL")]
     pub like: Option<String>,
     /// Runs per what-if condition (and of the normal run); medians when more than one
-    #[arg(long, value_name = "N", default_value_t = 1)]
+    #[arg(long, value_name = "N", default_value_t = steps::what_if::options::DEFAULT_REPEAT)]
     pub what_if_repeat: u32,
     /// Only these what-if conditions: memory, iops-capped, bandwidth-capped, like
     #[arg(long, value_name = "IDS", value_delimiter = ',')]
@@ -145,10 +145,7 @@ pub fn exec(args: StepsArgs) -> Result<()> {
             dir.display()
         )));
     }
-    let results_dir = args
-        .results
-        .clone()
-        .unwrap_or_else(|| record::results::DEFAULT_RESULTS_DIR.into());
+    let results_dir = args.results.clone();
     // Every destination before the first step runs.
     if let Some(json) = args.json.as_deref().filter(|j| *j != Path::new("-")) {
         super::destination::file("--json", json)?;

@@ -56,6 +56,17 @@ pub fn parse_size(text: &str, dialect: SizeDialect) -> Option<u64> {
     }
 }
 
+/// `bytes` as this tool's options spell it, the largest whole prefix: "1G", "512M", "4K",
+/// "1000". [`parse_size`] in [`SizeDialect::Tool`] reads it back to `bytes`.
+pub fn tool_size_text(bytes: u64) -> String {
+    for (shift, prefix) in [(40, 'T'), (30, 'G'), (20, 'M'), (10, 'K')] {
+        if bytes != 0 && bytes % (1u64 << shift) == 0 {
+            return format!("{}{prefix}", bytes >> shift);
+        }
+    }
+    bytes.to_string()
+}
+
 /// Whether `text` uses an IEC prefix (`4KiB`), which fio's default reads as a power of 1000.
 pub fn is_iec(text: &str) -> bool {
     let t = text.trim().to_ascii_lowercase();
@@ -84,6 +95,19 @@ pub fn format_bytes(bytes: u64) -> String {
 mod tests {
     use super::*;
     use SizeDialect::{Fio, Tool};
+
+    #[test]
+    fn the_tools_own_spelling_reads_back() {
+        for bytes in [0, 1000, 4096, 512 << 20, 1 << 30, 3 << 40, (1 << 30) + 1] {
+            assert_eq!(
+                parse_size(&tool_size_text(bytes), Tool),
+                Some(bytes),
+                "{bytes}"
+            );
+        }
+        assert_eq!(tool_size_text(1 << 30), "1G");
+        assert_eq!(tool_size_text(1536 << 20), "1536M");
+    }
 
     #[test]
     fn the_tools_own_sizes_are_powers_of_1024() {

@@ -10,6 +10,9 @@ pub const DEFAULT_CAP_IOPS: u64 = 1000;
 /// Default cap of the `bandwidth-capped` condition, MiB/s per direction.
 pub const DEFAULT_CAP_MIB_S: u64 = 50;
 
+/// Default runs per what-if condition (and of the normal run).
+pub const DEFAULT_REPEAT: u32 = 1;
+
 /// Bytes in a MiB, for caps given in MiB/s.
 pub const MIB: u64 = 1024 * 1024;
 
