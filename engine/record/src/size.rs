@@ -60,7 +60,7 @@ pub fn parse_size(text: &str, dialect: SizeDialect) -> Option<u64> {
 /// "1000". [`parse_size`] in [`SizeDialect::Tool`] reads it back to `bytes`.
 pub fn tool_size_text(bytes: u64) -> String {
     for (shift, prefix) in [(40, 'T'), (30, 'G'), (20, 'M'), (10, 'K')] {
-        if bytes != 0 && bytes % (1u64 << shift) == 0 {
+        if bytes != 0 && bytes.is_multiple_of(1u64 << shift) {
             return format!("{}{prefix}", bytes >> shift);
         }
     }
