@@ -97,8 +97,8 @@ pub fn allocate(file: &OpenedFile, size: u64, mode: Fallocate) -> Result<Option<
         Fallocate::None => return Ok(None),
         // SAFETY: fallocate/ftruncate on a descriptor we own; no memory is passed.
         Fallocate::Native => errno_of(unsafe { libc::fallocate(fd, 0, 0, len) }),
-        // SAFETY: as above.
         Fallocate::Keep => {
+            // SAFETY: as above.
             errno_of(unsafe { libc::fallocate(fd, libc::FALLOC_FL_KEEP_SIZE, 0, len) })
         }
         // SAFETY: as above; posix_fallocate returns the error instead of setting errno.

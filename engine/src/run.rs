@@ -293,6 +293,7 @@ fn is_memory_backed(file: &std::fs::File) -> bool {
     const RAMFS_MAGIC: i64 = 0x8584_58f6;
     // SAFETY: fstatfs writes only into `buf`, which we own; the descriptor is open.
     let mut buf: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
     if unsafe { libc::fstatfs(file.as_raw_fd(), &mut buf) } != 0 {
         return false;
     }

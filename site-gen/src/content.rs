@@ -91,8 +91,8 @@ pub fn render(md: &str) -> (Option<String>, String) {
         | Options::ENABLE_FOOTNOTES
         | Options::ENABLE_STRIKETHROUGH
         | Options::ENABLE_SMART_PUNCTUATION;
-    let events: Vec<Event> = Parser::new_ext(md, opts).collect();
-    let mut out: Vec<Event> = Vec::with_capacity(events.len());
+    let events: Vec<Event<'_>> = Parser::new_ext(md, opts).collect();
+    let mut out: Vec<Event<'_>> = Vec::with_capacity(events.len());
     let mut title = None;
     let mut used = std::collections::HashSet::new();
     let mut i = 0;

@@ -142,7 +142,7 @@ pub fn build_site(opts: &SiteOptions) -> Result<SiteReport> {
 }
 
 /// Runner pages on every core: decoding histograms and drawing CDFs is most of the work.
-fn render_runner_pages(site: &render::Site) -> Result<usize> {
+fn render_runner_pages(site: &render::Site<'_>) -> Result<usize> {
     let runners = &site.ds.runners;
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())

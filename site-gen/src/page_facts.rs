@@ -99,7 +99,7 @@ pub const REPOSITORY: &str = env!("CARGO_PKG_REPOSITORY");
 
 /// Replace every placeholder in `md`. An unknown name or a bad argument is an error that names
 /// the placeholder.
-pub fn expand(md: &str, facts: &PageFacts) -> Result<String, String> {
+pub fn expand(md: &str, facts: &PageFacts<'_>) -> Result<String, String> {
     let mut out = String::with_capacity(md.len());
     let mut rest = md;
     while let Some(start) = rest.find("{{") {
@@ -116,7 +116,7 @@ pub fn expand(md: &str, facts: &PageFacts) -> Result<String, String> {
     Ok(out)
 }
 
-fn render_call(call: &str, facts: &PageFacts) -> Result<String, String> {
+fn render_call(call: &str, facts: &PageFacts<'_>) -> Result<String, String> {
     let (name, args) = match call.split_once('(') {
         Some((n, a)) => (
             n.trim(),

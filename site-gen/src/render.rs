@@ -649,7 +649,7 @@ fn storage_view(rec: &Record) -> Value {
     })
 }
 
-fn steps_view(site: &Site, r: &RunnerSummary) -> Value {
+fn steps_view(site: &Site<'_>, r: &RunnerSummary) -> Value {
     // The newest run that has steps, with each step's median over the window beside it.
     let Some(rec) = r
         .runs

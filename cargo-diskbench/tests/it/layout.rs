@@ -547,7 +547,7 @@ fn strongly_connected(edges: &[BTreeSet<usize>]) -> Vec<Vec<usize>> {
         next: usize,
         out: Vec<Vec<usize>>,
     }
-    fn visit(s: &mut State, v: usize) {
+    fn visit(s: &mut State<'_>, v: usize) {
         s.index[v] = Some(s.next);
         s.low[v] = s.next;
         s.next += 1;

@@ -75,9 +75,10 @@ pub trait Backend {
 /// took. An I/O that asked for no sync gives (0, None). psync and libaio both sync this way.
 pub(crate) fn sync_after_write(fd: RawFd, kind: IoKind) -> (i32, Option<u64>) {
     let start = std::time::Instant::now();
-    // SAFETY: plain syscalls on a descriptor the backend holds open.
     let rc = match kind {
+        // SAFETY: plain syscalls on a descriptor the backend holds open.
         IoKind::WriteDatasync => unsafe { libc::fdatasync(fd) },
+        // SAFETY: as above.
         IoKind::WriteFsync => unsafe { libc::fsync(fd) },
         _ => return (0, None),
     };

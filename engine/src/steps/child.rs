@@ -256,6 +256,7 @@ fn wait_exit(
 pub(super) fn has_exited(pid: libc::pid_t) -> bool {
     // SAFETY: waitid writes only into `info`, which we own; WNOWAIT leaves the child unreaped.
     let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
     let rc = unsafe {
         libc::waitid(
             libc::P_PID,
@@ -289,6 +290,7 @@ fn reap(pid: libc::pid_t) -> Result<(libc::c_int, Rusage)> {
     // SAFETY: zeroed rusage is a valid value; wait4 fills `status` and `ru`, both ours.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     loop {
+        // SAFETY: as above.
         let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
         if rc == pid {
             return Ok((status, probe::rusage_from(&ru)));

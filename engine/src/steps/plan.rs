@@ -201,7 +201,7 @@ fn chosen(opts: &StepsOptions, project: &Project) -> Result<Vec<Box<dyn Step>>> 
 
 /// The normal run of `step` and, with `--what-if`, its experiment.
 fn run_step(
-    ctx: &RunContext,
+    ctx: &RunContext<'_>,
     step: &dyn Step,
     scratch: &Path,
     condition_started: &mut dyn FnMut(&str),

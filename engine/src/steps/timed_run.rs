@@ -31,7 +31,7 @@ pub struct RunContext<'a> {
 /// the memory condition), which is removed afterwards whatever happened. Returns the step's
 /// result and the run's figures for the experiments.
 pub fn run_in_work(
-    ctx: &RunContext,
+    ctx: &RunContext<'_>,
     step: &dyn Step,
     scratch: &Path,
     condition: &Condition,
@@ -81,7 +81,7 @@ pub fn run_in_work(
 
 /// Prepare the step in `work`, time its command under `setup`, clean up after it.
 fn run_once(
-    ctx: &RunContext,
+    ctx: &RunContext<'_>,
     step: &dyn Step,
     work: &Path,
     setup: &mut Setup,

@@ -525,7 +525,7 @@ fn the_download_is_checked_against_the_pinned_hash() {
         i32,
         &'a str,
     );
-    let cases: Vec<Case> = vec![
+    let cases: Vec<Case<'_>> = vec![
         (
             "the pinned tarball",
             Some(Reply::File(good.clone())),

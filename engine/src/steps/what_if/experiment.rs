@@ -16,7 +16,7 @@ use crate::steps::timed_run::{RunContext, run_in_work};
 /// The what-if conditions of `step`, after its normal run (`first`). `progress` hears each
 /// condition as it starts (`sqlite (memory)`).
 pub fn run(
-    ctx: &RunContext,
+    ctx: &RunContext<'_>,
     w: &WhatIfOptions,
     step: &dyn Step,
     scratch: &Path,
@@ -51,7 +51,7 @@ pub fn run(
 
 /// `times` runs of `step` under `condition`; Ctrl-C is heard between them.
 fn runs_of(
-    ctx: &RunContext,
+    ctx: &RunContext<'_>,
     step: &dyn Step,
     scratch: &Path,
     condition: &Condition,
