@@ -7,7 +7,7 @@
 use std::io;
 
 /// Every errno the engine names, with its symbol. An errno not listed is named "errno".
-pub const NAMES: &[(i32, &str)] = &[
+pub(crate) const NAMES: &[(i32, &str)] = &[
     (libc::EPERM, "EPERM"),
     (libc::ENOSYS, "ENOSYS"),
     (libc::EACCES, "EACCES"),
@@ -25,13 +25,13 @@ pub const NAMES: &[(i32, &str)] = &[
 
 /// A setup (io_uring_setup, io_setup) refused by policy rather than broken: seccomp, a
 /// disabled sysctl, a kernel built without it.
-pub const REFUSALS: &[i32] = &[libc::EPERM, libc::ENOSYS, libc::EACCES, libc::EOPNOTSUPP];
+pub(crate) const REFUSALS: &[i32] = &[libc::EPERM, libc::ENOSYS, libc::EACCES, libc::EOPNOTSUPP];
 
 /// A write that found no room: the disk full, a quota, the file-size limit.
-pub const NO_SPACE: &[i32] = &[libc::ENOSPC, libc::EFBIG, libc::EDQUOT];
+pub(crate) const NO_SPACE: &[i32] = &[libc::ENOSPC, libc::EFBIG, libc::EDQUOT];
 
 /// `errno` as its symbolic name, for notes and errors.
-pub fn name(errno: i32) -> &'static str {
+pub(crate) fn name(errno: i32) -> &'static str {
     NAMES
         .iter()
         .find(|(n, _)| *n == errno)
@@ -40,7 +40,7 @@ pub fn name(errno: i32) -> &'static str {
 }
 
 /// A symbolic name from [`NAMES`] or a number (for the test-only switches).
-pub fn parse(text: &str) -> Option<i32> {
+pub(crate) fn parse(text: &str) -> Option<i32> {
     let text = text.trim();
     NAMES
         .iter()
@@ -50,7 +50,7 @@ pub fn parse(text: &str) -> Option<i32> {
 }
 
 /// The system's text for an errno, without Rust's " (os error N)" suffix.
-pub fn text(errno: i32) -> String {
+pub(crate) fn text(errno: i32) -> String {
     let text = io::Error::from_raw_os_error(errno).to_string();
     match text.find(" (os error") {
         Some(i) => text[..i].to_string(),
@@ -59,12 +59,12 @@ pub fn text(errno: i32) -> String {
 }
 
 /// Whether io_uring or libaio could not be used at all (the setup was refused).
-pub fn is_refusal(err: &io::Error) -> bool {
+pub(crate) fn is_refusal(err: &io::Error) -> bool {
     err.raw_os_error().is_some_and(|e| REFUSALS.contains(&e))
 }
 
 /// Whether an I/O error means "no room": disk full, a quota or the file-size limit.
-pub fn is_no_space(errno: i32) -> bool {
+pub(crate) fn is_no_space(errno: i32) -> bool {
     NO_SPACE.contains(&errno)
 }
 

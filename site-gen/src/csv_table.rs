@@ -18,7 +18,7 @@ pub(crate) struct CsvTable<'a> {
 }
 
 impl<'a> CsvTable<'a> {
-    pub fn parse(text: &'a str) -> std::result::Result<CsvTable<'a>, String> {
+    pub(crate) fn parse(text: &'a str) -> std::result::Result<CsvTable<'a>, String> {
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let mut reader = csv::ReaderBuilder::new()
             .has_headers(false)
@@ -63,7 +63,7 @@ impl<'a> CsvTable<'a> {
         })
     }
 
-    pub fn has(&self, column: &str) -> bool {
+    pub(crate) fn has(&self, column: &str) -> bool {
         self.header.iter().any(|h| h == column)
     }
 

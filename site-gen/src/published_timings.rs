@@ -10,13 +10,13 @@ use std::collections::BTreeMap;
 use record::*;
 
 /// The columns a build-timings CSV must have.
-pub const HEADER: [&str; 6] = ["date", "label", "suite", "step", "wall_s", "status"];
+pub(crate) const HEADER: [&str; 6] = ["date", "label", "suite", "step", "wall_s", "status"];
 
 /// The suite of the tool's own steps (built-in and `diskbench.toml` ones).
-pub const OWN_SUITE: &str = "cargo-diskbench";
+pub(crate) const OWN_SUITE: &str = "cargo-diskbench";
 
 /// Whether `text`'s first line is a build-timings header (and not published disk figures).
-pub fn is_build_timings(text: &str) -> bool {
+pub(crate) fn is_build_timings(text: &str) -> bool {
     // Only the first line decides (and a file that is not CSV is not build timings).
     let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
     crate::csv_table::CsvTable::parse(first)
@@ -24,7 +24,7 @@ pub fn is_build_timings(text: &str) -> bool {
 }
 
 /// The step id of a published step.
-pub fn step_id(suite: &str, step: &str) -> String {
+pub(crate) fn step_id(suite: &str, step: &str) -> String {
     use record::safe_name::{NameKind, name};
     format!(
         "{}/{}",
@@ -34,7 +34,7 @@ pub fn step_id(suite: &str, step: &str) -> String {
 }
 
 /// The suite a step id belongs to: the part before `/` for published steps, else this tool's.
-pub fn suite_of(step_id: &str) -> &str {
+pub(crate) fn suite_of(step_id: &str) -> &str {
     step_id.split_once('/').map(|(s, _)| s).unwrap_or(OWN_SUITE)
 }
 
@@ -48,7 +48,7 @@ fn status(s: &str) -> Option<StepStatus> {
 }
 
 /// Records from a build-timings CSV. Every row is checked before any record is made.
-pub fn build_timing_records(
+pub(crate) fn build_timing_records(
     text: &str,
     source_file: &str,
 ) -> std::result::Result<Vec<Record>, String> {

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use crate::model::Dataset;
 
-pub const SCHEMA: &str = "diskbench.site-runners/1";
+pub(crate) const SCHEMA: &str = "diskbench.site-runners/1";
 
 /// The whole file.
 #[derive(Serialize)]
@@ -74,7 +74,7 @@ pub fn runners_json(ds: &Dataset) -> RunnersFile<'_> {
 }
 
 /// Write `data/runners.json` into the site folder `out`.
-pub fn write(ds: &Dataset, out: &Path) -> Result<()> {
+pub(crate) fn write(ds: &Dataset, out: &Path) -> Result<()> {
     let mut bytes = serde_json::to_vec_pretty(&runners_json(ds))?;
     bytes.push(b'\n');
     crate::render::write_file(out, "data/runners.json", &bytes)

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::{Figure, StepAnalysis, rank};
 
-pub const SCHEMA: &str = "diskbench.site-steps/1";
+pub(crate) const SCHEMA: &str = "diskbench.site-steps/1";
 
 /// Rounded to 4 decimals: enough for a correlation, stable across platforms' last bits.
 fn round4(v: f64) -> f64 {
