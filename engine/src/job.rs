@@ -100,7 +100,7 @@ pub struct JobSpec {
 
 use std::path::Path;
 
-use record::JobSummary;
+use record::JobSettings;
 use record::error;
 
 impl Pattern {
@@ -204,9 +204,9 @@ impl JobSpec {
         }
     }
 
-    /// The record's summary of the job.
-    pub(crate) fn summary(&self) -> JobSummary {
-        JobSummary {
+    /// The job's settings as the record holds them.
+    pub(crate) fn settings(&self) -> JobSettings {
+        JobSettings {
             rw: self.pattern.fio_name().into(),
             bs: self.block_size,
             iodepth: self.iodepth,
@@ -462,6 +462,6 @@ mod tests {
         };
         assert_eq!(j.files().len(), 4);
         assert_eq!(j.files()[3], (PathBuf::from("/d/p.3"), 1 << 20));
-        assert_eq!(j.summary().rw, "randread");
+        assert_eq!(j.settings().rw, "randread");
     }
 }

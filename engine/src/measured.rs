@@ -90,12 +90,12 @@ impl MeasuredRun {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use record::{Cpu, DirectionStats, EngineUsed, JobSummary};
+    use record::{Cpu, DirectionStats, EngineUsed, JobSettings};
 
     fn test(id: &str, ios: u64, fallback: Option<&str>) -> TestResult {
         TestResult {
             id: id.into(),
-            job: JobSummary::of_column(record::ColumnId::Qd1Read, 1 << 20),
+            job: JobSettings::of_column(record::ColumnId::Qd1Read, 1 << 20),
             engine: EngineUsed {
                 used: "psync".into(),
                 fallback: fallback.map(String::from),

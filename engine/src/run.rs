@@ -522,7 +522,7 @@ fn summarise(
     };
     TestResult {
         id: spec.name.clone(),
-        job: spec.summary(),
+        job: spec.settings(),
         engine,
         elapsed_s: elapsed,
         read: spec.pattern.reads().then(|| direction(READ)),

@@ -365,8 +365,8 @@ mod tests {
         for c in ColumnId::ALL {
             let job = column_job(c, &opts, Path::new("."));
             assert_eq!(
-                job.summary(),
-                record::JobSummary::of_column(c, opts.size),
+                job.settings(),
+                record::JobSettings::of_column(c, opts.size),
                 "{c}"
             );
             assert_eq!(job.pattern.fio_name(), c.settings().rw, "{c}");

@@ -26,11 +26,11 @@ use std::collections::BTreeMap;
 
 use record::{Bound, ColumnId};
 
-use crate::model::{Dataset, RunnerSummary};
+use crate::model::{Dataset, RunnerOverview};
 use rank::{RESAMPLES, RankSample, SEED, TIE_TOLERANCE};
 
 fn disk_only_pair(
-    timed: &[(&RunnerSummary, f64)],
+    timed: &[(&RunnerOverview, f64)],
     disk: ColumnId,
     bench: &Option<String>,
 ) -> Option<DiskOnlyPair> {
@@ -54,7 +54,7 @@ fn disk_only_pair(
             if !cpu_same || ratio < PAIR_DISK_RATIO || best.as_ref().is_some_and(|b| b.0 >= ratio) {
                 continue;
             }
-            let side = |r: &RunnerSummary, d: f64, t: f64| (r.label.clone(), r.class, d, t);
+            let side = |r: &RunnerOverview, d: f64, t: f64| (r.label.clone(), r.class, d, t);
             let (better, worse) = if da >= db {
                 (side(a, da, *ta), side(b, db, *tb))
             } else {
@@ -157,7 +157,7 @@ pub(crate) fn analyse_with(
     })
 }
 
-fn wall(r: &RunnerSummary, id: &str) -> Option<f64> {
+fn wall(r: &RunnerOverview, id: &str) -> Option<f64> {
     r.steps
         .iter()
         .find(|s| s.id == id && s.runs > 0)
@@ -167,7 +167,7 @@ fn wall(r: &RunnerSummary, id: &str) -> Option<f64> {
 
 /// The CPU benchmark most of the step's runners have figures from (this tool's probe first
 /// on a tie).
-fn pick_benchmark(runners: &[(&RunnerSummary, f64)]) -> Option<Option<String>> {
+fn pick_benchmark(runners: &[(&RunnerOverview, f64)]) -> Option<Option<String>> {
     let mut count: BTreeMap<Option<&str>, usize> = BTreeMap::new();
     for (r, _) in runners {
         for c in &r.cpu {
@@ -180,7 +180,7 @@ fn pick_benchmark(runners: &[(&RunnerSummary, f64)]) -> Option<Option<String>> {
         .map(|(b, _)| b.map(String::from))
 }
 
-fn figure_value(r: &RunnerSummary, f: Figure, benchmark: &Option<String>) -> Option<f64> {
+fn figure_value(r: &RunnerOverview, f: Figure, benchmark: &Option<String>) -> Option<f64> {
     let v = match f {
         Figure::Column(c) => r.column(c).map(|c| c.median),
         Figure::CpuSingle | Figure::CpuMulti => {
@@ -203,7 +203,7 @@ struct Columns {
 }
 
 fn columns(
-    timed: &[(&RunnerSummary, f64)],
+    timed: &[(&RunnerOverview, f64)],
     x: Figure,
     z: Option<Figure>,
     bench: &Option<String>,
@@ -235,7 +235,7 @@ fn columns(
     }
 }
 
-fn plain_link(timed: &[(&RunnerSummary, f64)], f: Figure, bench: &Option<String>) -> Link {
+fn plain_link(timed: &[(&RunnerOverview, f64)], f: Figure, bench: &Option<String>) -> Link {
     let points: Vec<Point> = timed
         .iter()
         .filter_map(|(r, w)| {
@@ -265,7 +265,12 @@ fn plain_link(timed: &[(&RunnerSummary, f64)], f: Figure, bench: &Option<String>
 }
 
 /// Fill in `link`'s controlled figure with `held` fixed, and its bootstrap interval.
-fn control(link: &mut Link, timed: &[(&RunnerSummary, f64)], held: Figure, bench: &Option<String>) {
+fn control(
+    link: &mut Link,
+    timed: &[(&RunnerOverview, f64)],
+    held: Figure,
+    bench: &Option<String>,
+) {
     let c = columns(timed, link.figure, Some(held), bench);
     link.held = Some(held);
     link.n_controlled = c.t.len();
@@ -292,7 +297,7 @@ fn analyse_step(
         .iter()
         .filter(|r| r.steps.iter().any(|s| s.id == id && s.failed > 0))
         .count();
-    let timed: Vec<(&RunnerSummary, f64)> = ds
+    let timed: Vec<(&RunnerOverview, f64)> = ds
         .runners
         .iter()
         .filter_map(|r| Some((r, wall(r, id)?)))
@@ -367,7 +372,7 @@ fn analyse_step(
 fn decide(
     a: &mut StepAnalysis,
     links: &mut [Link],
-    timed: &[(&RunnerSummary, f64)],
+    timed: &[(&RunnerOverview, f64)],
     bench: &Option<String>,
 ) -> Option<NoCall> {
     let disk_n = links

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use record::{ColumnId, Headline, StorageClass};
 
 use crate::html::esc;
-use crate::model::{Dataset, RunnerSummary, by_class};
+use crate::model::{Dataset, RunnerOverview, by_class};
 use crate::stats::{fmt_ns, fmt_ratio, fmt_sig};
 
 /// One sentence, as HTML (links relative to the site root) and as plain text.
@@ -31,7 +31,7 @@ impl Sentence {
         self.text.push_str(s);
         self
     }
-    fn runner(&mut self, r: &RunnerSummary) -> &mut Self {
+    fn runner(&mut self, r: &RunnerOverview) -> &mut Self {
         self.html.push_str(&format!(
             "<a href=\"runners/{}.html\">{}</a>",
             r.slug,
@@ -77,7 +77,7 @@ fn lower_title(c: ColumnId) -> String {
 
 /// A runner's p99 for `c` when it means what this project's p99 means. Published sync-write
 /// p99s leave the fdatasync out (see the methodology page), so they are not set beside ours.
-pub(crate) fn comparable_p99(r: &RunnerSummary, c: ColumnId) -> Option<f64> {
+pub(crate) fn comparable_p99(r: &RunnerOverview, c: ColumnId) -> Option<f64> {
     if r.imported && c == ColumnId::SyncWrite {
         return None;
     }
@@ -129,7 +129,7 @@ fn archs(ds: &Dataset) -> Vec<String> {
 fn extremes(ds: &Dataset, out: &mut Vec<Finding>) {
     for arch in archs(ds) {
         for c in ColumnId::ALL {
-            let mut disks: Vec<&RunnerSummary> = ds
+            let mut disks: Vec<&RunnerOverview> = ds
                 .runners
                 .iter()
                 .filter(|r| {
@@ -172,9 +172,9 @@ fn extremes(ds: &Dataset, out: &mut Vec<Finding>) {
 }
 
 fn best_in<'a>(
-    runners: impl Iterator<Item = &'a RunnerSummary>,
+    runners: impl Iterator<Item = &'a RunnerOverview>,
     c: ColumnId,
-) -> Option<&'a RunnerSummary> {
+) -> Option<&'a RunnerOverview> {
     runners.filter(|r| r.column(c).is_some()).max_by(|a, b| {
         a.column(c)
             .unwrap()
@@ -236,7 +236,7 @@ fn tmpfs_vs_disk(ds: &Dataset, out: &mut Vec<Finding>) {
 
 /// Same CPU model on different storage classes: the latency column that differs most.
 fn same_cpu(ds: &Dataset, out: &mut Vec<Finding>) {
-    let mut by_cpu: BTreeMap<&str, Vec<&RunnerSummary>> = BTreeMap::new();
+    let mut by_cpu: BTreeMap<&str, Vec<&RunnerOverview>> = BTreeMap::new();
     for r in &ds.runners {
         if !r.cpu_model.trim().is_empty() {
             by_cpu.entry(r.cpu_model.as_str()).or_default().push(r);
@@ -251,9 +251,9 @@ fn same_cpu(ds: &Dataset, out: &mut Vec<Finding>) {
         }
         // For each latency column: the best and worst runner of this CPU, on different classes,
         // from figures a disk can produce (a cache-served one is never an end of "N x apart").
-        let mut best_pick: Option<(f64, ColumnId, &RunnerSummary, &RunnerSummary)> = None;
+        let mut best_pick: Option<(f64, ColumnId, &RunnerOverview, &RunnerOverview)> = None;
         for c in [ColumnId::Qd1Read, ColumnId::SyncWrite] {
-            let with: Vec<&&RunnerSummary> =
+            let with: Vec<&&RunnerOverview> =
                 rs.iter().filter(|r| r.disk_column(c).is_some()).collect();
             let hi = with.iter().max_by(|a, b| {
                 a.disk_column(c)
@@ -305,7 +305,7 @@ fn is_default_variant(v: &str) -> bool {
 
 /// Runners of the same instance type and class whose variants say "default" and something else.
 fn provisioned(ds: &Dataset, out: &mut Vec<Finding>) {
-    let mut groups: BTreeMap<(&str, StorageClass), Vec<&RunnerSummary>> = BTreeMap::new();
+    let mut groups: BTreeMap<(&str, StorageClass), Vec<&RunnerOverview>> = BTreeMap::new();
     for r in &ds.runners {
         if let (Some(it), Some(_)) = (&r.instance_type, &r.variant) {
             groups.entry((it.as_str(), r.class)).or_default().push(r);

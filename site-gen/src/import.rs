@@ -236,7 +236,7 @@ pub fn csv_records(text: &str, source_file: &str) -> std::result::Result<Vec<Rec
             let mib = num(&format!("{id}_mib_s"))?;
             let iops = num(&format!("{id}_iops"))?;
             let p99_us = num(&format!("{id}_p99_us"))?;
-            let job = JobSummary::of_column(c, 0);
+            let job = JobSettings::of_column(c, 0);
             let (iops, mib) = match (iops, mib) {
                 (Some(i), Some(m)) => (i, m),
                 (Some(i), None) => (i, i * job.bs as f64 / (1 << 20) as f64),
@@ -341,7 +341,7 @@ pub(crate) fn classify(
         "none".to_string()
     };
     ColumnId::ALL.into_iter().find(|&c| {
-        let job = JobSummary::of_column(c, 0);
+        let job = JobSettings::of_column(c, 0);
         let same_pattern = rw == job.rw || (c == ColumnId::SyncWrite && rw == "randwrite");
         same_pattern
             && bs == job.bs
@@ -352,7 +352,7 @@ pub(crate) fn classify(
 }
 
 /// A job's settings as the site shows them: "randread, 4 KiB, 2 jobs x 16 in flight".
-pub(crate) fn settings_text(job: &JobSummary) -> String {
+pub(crate) fn settings_text(job: &JobSettings) -> String {
     let bs = if job.bs >= 1 << 20 && job.bs.is_multiple_of(1 << 20) {
         format!("{} MiB", job.bs >> 20)
     } else if job.bs >= 1024 && job.bs.is_multiple_of(1024) {
@@ -577,7 +577,7 @@ pub fn fio_record(
             _ => name.clone(),
         };
         // The job as fio ran it: its settings for the notes, and the record's `job`.
-        let summary = JobSummary {
+        let summary = JobSettings {
             rw: rw.clone(),
             bs,
             iodepth,
@@ -599,7 +599,7 @@ pub fn fio_record(
                 Some(c) => format!(
                     "job {name:?} ran {settings}, not the {} column's {}: shown as its own job, not ranked in the column",
                     c.as_str(),
-                    settings_text(&JobSummary::of_column(c, 0))
+                    settings_text(&JobSettings::of_column(c, 0))
                 ),
                 None => format!(
                     "job {name:?} ({settings}) has no standard column's settings: shown as its own job"

@@ -6,10 +6,10 @@ use std::path::PathBuf;
 use anyhow::Result;
 
 pub mod import;
+pub mod job_summary;
 pub mod merge;
 pub(crate) mod published_timings;
 pub mod site_folder;
-pub mod summary;
 // SITE-MODULES (the site's modules are declared below this line)
 pub(crate) mod charts;
 pub(crate) mod content;

@@ -92,7 +92,7 @@ fn cpu_figures(records: &[LoadedRecord], runs: &[usize]) -> Vec<CpuFigures> {
 }
 
 #[derive(Clone, Debug)]
-pub(crate) struct RunnerSummary {
+pub(crate) struct RunnerOverview {
     pub label: String,
     /// File-name-safe and unique among runners: `runners/<slug>.html`.
     pub slug: String,
@@ -122,7 +122,7 @@ pub(crate) struct RunnerSummary {
     pub score: f64,
 }
 
-impl RunnerSummary {
+impl RunnerOverview {
     pub(crate) fn column(&self, c: ColumnId) -> Option<&ColumnFigure> {
         self.columns[col_index(c)].as_ref()
     }
@@ -138,7 +138,7 @@ impl RunnerSummary {
 pub(crate) struct Dataset {
     pub records: Vec<LoadedRecord>,
     /// Best overall score first.
-    pub runners: Vec<RunnerSummary>,
+    pub runners: Vec<RunnerOverview>,
     /// Newest run across all runners (RFC 3339), the anchor of the window.
     pub newest: Option<String>,
     pub window_days: Option<u32>,
@@ -226,8 +226,8 @@ impl Dataset {
     }
 
     /// Runners that have a figure for `c`, best first.
-    pub(crate) fn ranked(&self, c: ColumnId) -> Vec<&RunnerSummary> {
-        let mut v: Vec<&RunnerSummary> = self
+    pub(crate) fn ranked(&self, c: ColumnId) -> Vec<&RunnerOverview> {
+        let mut v: Vec<&RunnerOverview> = self
             .runners
             .iter()
             .filter(|r| r.column(c).is_some())
@@ -257,7 +257,7 @@ fn summarise(
     records: &[LoadedRecord],
     runs: Vec<usize>,
     all_runs: usize,
-) -> RunnerSummary {
+) -> RunnerOverview {
     // What the runner is (class, CPU, size) from its newest run with figures: a record of
     // published build timings names the runner only.
     let newest = runs
@@ -331,7 +331,7 @@ fn summarise(
             }
         }
     }
-    RunnerSummary {
+    RunnerOverview {
         label: label.into(),
         slug,
         class: newest.storage.class,
@@ -378,7 +378,7 @@ fn cache_suspect(
     (marks.len() * 2 > with_figure).then(|| marks[0].clone())
 }
 
-fn score(runners: &mut [RunnerSummary]) {
+fn score(runners: &mut [RunnerOverview]) {
     let best: Vec<f64> = ColumnId::ALL
         .iter()
         .map(|&c| {
@@ -405,8 +405,8 @@ fn score(runners: &mut [RunnerSummary]) {
 }
 
 /// Runners of each storage class, classes in `StorageClass::ALL` order, best first inside.
-pub(crate) fn by_class(runners: &[RunnerSummary]) -> Vec<(StorageClass, Vec<&RunnerSummary>)> {
-    let mut map: HashMap<StorageClass, Vec<&RunnerSummary>> = HashMap::new();
+pub(crate) fn by_class(runners: &[RunnerOverview]) -> Vec<(StorageClass, Vec<&RunnerOverview>)> {
+    let mut map: HashMap<StorageClass, Vec<&RunnerOverview>> = HashMap::new();
     for r in runners {
         map.entry(r.class).or_default().push(r);
     }

@@ -13,7 +13,7 @@ use crate::charts;
 use crate::content::Page;
 use crate::correlation::StepAnalysis;
 use crate::findings::Finding;
-use crate::model::{Dataset, RunnerSummary, by_class, col_index};
+use crate::model::{Dataset, RunnerOverview, by_class, col_index};
 use crate::stats::{fmt_ns, fmt_s, fmt_sig};
 use crate::theme::Theme;
 
@@ -92,7 +92,7 @@ struct Row {
 }
 
 impl Site<'_> {
-    fn cell(&self, r: &RunnerSummary, c: ColumnId) -> Cell {
+    fn cell(&self, r: &RunnerOverview, c: ColumnId) -> Cell {
         match r.column(c) {
             Some(f) => Cell {
                 col: c.as_str(),
@@ -124,7 +124,7 @@ impl Site<'_> {
         }
     }
 
-    fn row(&self, r: &RunnerSummary, root: &str) -> Row {
+    fn row(&self, r: &RunnerOverview, root: &str) -> Row {
         let mut detail = Vec::new();
         if let Some(it) = &r.instance_type {
             detail.push(it.clone());
@@ -276,7 +276,7 @@ impl Site<'_> {
 
     pub(crate) fn runner_page(
         &self,
-        r: &RunnerSummary,
+        r: &RunnerOverview,
         scratch: &mut crate::hist::Scratch,
     ) -> Result<()> {
         let newest = self.ds.record(r.runs[0]);
@@ -346,7 +346,7 @@ impl Site<'_> {
     /// The runner's latency: every run's stored histograms merged per column, drawn as CDFs.
     fn latency(
         &self,
-        r: &RunnerSummary,
+        r: &RunnerOverview,
         scratch: &mut crate::hist::Scratch,
     ) -> (String, Vec<Value>, usize) {
         let mut series = Vec::new();
@@ -389,7 +389,7 @@ impl Site<'_> {
     /// The step's median time on each runner, fastest first, so a site with too few runners
     /// for a conclusion still shows the times.
     fn step_times(&self, id: &str) -> Vec<Value> {
-        let mut times: Vec<(&crate::model::RunnerSummary, &crate::model::StepFigure)> = self
+        let mut times: Vec<(&crate::model::RunnerOverview, &crate::model::StepFigure)> = self
             .ds
             .runners
             .iter()
@@ -517,7 +517,7 @@ fn class_blurb(c: StorageClass) -> &'static str {
 
 /// A column's job as the suite runs it (from the engine's own job table), then what it is for.
 fn column_job(c: ColumnId) -> String {
-    let settings = crate::import::settings_text(&record::JobSummary::of_column(c, 0));
+    let settings = crate::import::settings_text(&record::JobSettings::of_column(c, 0));
     let what_for = match c {
         ColumnId::SeqRead => "Restoring caches, reading images, big artifacts.",
         ColumnId::SeqWrite => "Writing build outputs, docker layers, artifacts.",
@@ -554,7 +554,7 @@ fn engines(rec: &Record) -> String {
 
 /// The machine's facts ([`record::machine_facts`], as the terminal and the job summary show
 /// them), then what only the site knows: the CPU reference over the window and the runs.
-fn facts(r: &RunnerSummary, rec: &Record) -> Vec<record::machine_facts::Fact> {
+fn facts(r: &RunnerOverview, rec: &Record) -> Vec<record::machine_facts::Fact> {
     use record::machine_facts::Fact;
     let mut f = record::machine_facts::machine(&rec.runner);
     if let Some(c) = r.cpu_single_ops_s {
@@ -653,7 +653,7 @@ fn storage_view(rec: &Record) -> Value {
     })
 }
 
-fn steps_view(site: &Site<'_>, r: &RunnerSummary) -> Value {
+fn steps_view(site: &Site<'_>, r: &RunnerOverview) -> Value {
     // The newest run that has steps, with each step's median over the window beside it.
     let Some(rec) = r
         .runs

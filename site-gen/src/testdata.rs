@@ -452,7 +452,7 @@ impl Fleet {
         };
         TestResult {
             id: column.as_str().into(),
-            job: JobSummary {
+            job: JobSettings {
                 rw: rw.into(),
                 bs,
                 iodepth,

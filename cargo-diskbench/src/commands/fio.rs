@@ -256,7 +256,7 @@ fn render_direction(out: &mut String, label: &str, d: &DirectionStats, run_ms: f
     );
     // Ours is issue to completion, fio's `lat` (not `clat`, which leaves out submission).
     if let Some(l) = &d.lat_ns {
-        lat_summary(out, "lat", l);
+        latency_line(out, "lat", l);
     }
     let values = d
         .hist
@@ -328,7 +328,7 @@ fn render_sync(out: &mut String, t: &TestResult) {
             return;
         };
         let _ = writeln!(out, "  fsync/fdatasync/sync_file_range:");
-        lat_summary(out, "sync", l);
+        latency_line(out, "sync", l);
         if let Some(values) = w
             .sync_hist
             .as_deref()
@@ -375,7 +375,7 @@ impl LatUnit {
 
 /// fio's one-line latency summary, `    lat (usec): min=.., max=.., avg=..` (or `sync`), in the
 /// unit fio would pick for this latency.
-fn lat_summary(out: &mut String, what: &str, l: &record::Latency) {
+fn latency_line(out: &mut String, what: &str, l: &record::Latency) {
     let unit = LatUnit::for_ns(l.p50.or(l.mean).unwrap_or(0));
     let _ = writeln!(
         out,

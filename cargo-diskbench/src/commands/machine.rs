@@ -157,7 +157,7 @@ mod tests {
         for record in [described, blank] {
             let (runner, storage) = (&record.runner, &record.storage);
             let terminal = render(runner, storage);
-            let markdown = site_gen::summary::markdown(&record);
+            let markdown = site_gen::job_summary::markdown(&record);
             let results = tempfile::tempdir().unwrap();
             let site = tempfile::tempdir().unwrap();
             record::results::write_record(results.path(), &record).unwrap();
@@ -194,7 +194,7 @@ mod tests {
                         let line = line.trim();
                         assert!(terminal.contains(line), "terminal: {line}\n{terminal}");
                         assert!(
-                            markdown.contains(&site_gen::summary::escape(line)),
+                            markdown.contains(&site_gen::job_summary::escape(line)),
                             "summary: {line}\n{markdown}"
                         );
                         assert!(page.contains(&html_escape(line)), "page: {line}");

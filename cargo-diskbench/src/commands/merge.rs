@@ -45,7 +45,7 @@ pub fn exec(args: MergeArgs) -> Result<()> {
             .create(true)
             .open(&path)
             .with_context(|| format!("cannot open $GITHUB_STEP_SUMMARY ({})", path.display()))?;
-        f.write_all(summary_markdown(&report).as_bytes())
+        f.write_all(job_summary_markdown(&report).as_bytes())
             .with_context(|| format!("cannot write $GITHUB_STEP_SUMMARY ({})", path.display()))?;
     }
     Ok(())
@@ -90,8 +90,8 @@ fn print_report(report: &MergeReport) {
 }
 
 /// The merge's part of the job summary: what was added and which runners are missing.
-fn summary_markdown(report: &MergeReport) -> String {
-    use site_gen::summary::escape;
+fn job_summary_markdown(report: &MergeReport) -> String {
+    use site_gen::job_summary::escape;
     let file = |p: &PathBuf| {
         escape(
             &p.file_name()

@@ -371,7 +371,7 @@ fn write_outputs(
 
 /// The Markdown summary into `--markdown FILE` and appended to $GITHUB_STEP_SUMMARY.
 fn write_markdown(record: &Record, file: Option<&Path>) -> Result<()> {
-    let text = site_gen::summary::markdown(record);
+    let text = site_gen::job_summary::markdown(record);
     if let Some(path) = file {
         std::fs::write(path, &text)
             .with_context(|| format!("--markdown {}: cannot write", path.display()))?;

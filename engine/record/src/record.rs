@@ -332,7 +332,7 @@ fn one() -> u32 {
 pub struct TestResult {
     /// A column id for the standard suite, the fio job name otherwise.
     pub id: String,
-    pub job: JobSummary,
+    pub job: JobSettings,
     pub engine: EngineUsed,
     /// Length of the measured window (ramp excluded).
     pub elapsed_s: f64,
@@ -383,7 +383,7 @@ impl TestResult {
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct JobSummary {
+pub struct JobSettings {
     /// fio's names: read, write, randread, randwrite, randrw, rw.
     pub rw: String,
     pub bs: u64,
@@ -396,12 +396,12 @@ pub struct JobSummary {
     pub rwmixread: Option<u32>,
 }
 
-impl JobSummary {
+impl JobSettings {
     /// The job a record names for `column`, with `size_bytes` per job: what the suite runs
     /// (direct I/O), for records that carry only the figures (imports).
-    pub fn of_column(column: ColumnId, size_bytes: u64) -> JobSummary {
+    pub fn of_column(column: ColumnId, size_bytes: u64) -> JobSettings {
         let s = column.settings();
-        JobSummary {
+        JobSettings {
             rw: s.rw.into(),
             bs: s.block_bytes,
             iodepth: s.iodepth,

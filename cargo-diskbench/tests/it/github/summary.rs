@@ -1,11 +1,11 @@
-//! The job summary the action writes (`site_gen::summary::markdown`), as insta snapshots in
+//! The job summary the action writes (`site_gen::job_summary::markdown`), as insta snapshots in
 //! `github/snapshots/`, plus what each must say whatever its wording.
 
 use super::records::{fallback_record, normal_record};
 
 /// The summary of `record`, compared with the snapshot `name`.
 fn assert_summary(name: &str, record: &record::Record) -> String {
-    let md = site_gen::summary::markdown(record);
+    let md = site_gen::job_summary::markdown(record);
     insta::with_settings!({ prepend_module_to_snapshot => false, omit_expression => true }, {
         insta::assert_snapshot!(name, md);
     });
