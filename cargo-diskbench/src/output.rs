@@ -436,24 +436,20 @@ pub const WIDTH: usize = 80;
 /// `text` broken at spaces into lines of at most [`WIDTH`] characters (a longer word stays
 /// whole), the first starting with `first`, the rest with `rest`; each ends in a newline.
 pub fn wrap(text: &str, first: &str, rest: &str) -> String {
-    let mut out = String::new();
-    let mut line = first.to_string();
-    let mut empty = true;
-    for word in text.split_whitespace() {
-        let len = line.chars().count();
-        if !empty && len + 1 + word.chars().count() > WIDTH {
-            out.push_str(&line);
-            out.push('\n');
-            line = rest.to_string();
-            empty = true;
-        }
-        if !empty {
-            line.push(' ');
-        }
-        line.push_str(word);
-        empty = false;
+    // Any run of whitespace (a newline too) is one space, as in a paragraph.
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if text.is_empty() {
+        return String::new();
     }
-    if !empty {
+    let options = textwrap::Options::new(WIDTH)
+        .initial_indent(first)
+        .subsequent_indent(rest)
+        .break_words(false)
+        .word_separator(textwrap::WordSeparator::AsciiSpace)
+        .word_splitter(textwrap::WordSplitter::NoHyphenation)
+        .wrap_algorithm(textwrap::WrapAlgorithm::FirstFit);
+    let mut out = String::new();
+    for line in textwrap::wrap(&text, options) {
         out.push_str(&line);
         out.push('\n');
     }
@@ -741,6 +737,21 @@ mod steps_table_tests {
         assert_eq!(lines[4], "    exited with code 101");
         assert_eq!(lines[5], "    | error[E0425]: x");
         assert_eq!(steps_table(&[], Some(2)), "");
+    }
+
+    #[test]
+    fn wrap_breaks_at_spaces_keeps_long_words_and_indents() {
+        let text = format!("{} {}  a-b\nc", "x".repeat(70), "y".repeat(90));
+        assert_eq!(
+            wrap(&text, "> ", "  "),
+            format!("> {}\n  {}\n  a-b c\n", "x".repeat(70), "y".repeat(90))
+        );
+        let words = "word ".repeat(40);
+        let wrapped = wrap(&words, "", "    ");
+        assert!(wrapped.lines().all(|l| l.chars().count() <= WIDTH));
+        assert_eq!(wrapped.split_whitespace().count(), 40);
+        assert!(wrapped.lines().skip(1).all(|l| l.starts_with("    word")));
+        assert_eq!(wrap(" \n ", "a", "b"), "");
     }
 
     #[test]
