@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
+pub mod compare_report;
+pub mod history;
 pub mod import;
 pub mod merge;
 pub mod published_timings;
@@ -26,6 +28,7 @@ pub mod stats;
 pub mod steps_view;
 pub mod testdata;
 pub mod theme;
+pub mod timeline;
 
 /// What `cargo diskbench site` was asked to do.
 #[derive(Clone, Debug, Default)]
