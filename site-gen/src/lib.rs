@@ -88,6 +88,8 @@ pub fn build_site(opts: &SiteOptions) -> Result<SiteReport> {
     let records = loaded.records.len();
     let ds = model::Dataset::build(loaded.records, opts.window_days);
     let findings = findings::findings(&ds);
+    let histories = timeline::histories(&ds);
+    let changes = timeline::change_findings(&histories, &ds.runners);
     lap("dataset and findings");
     let steps = correlation::analyse(&ds);
     let scales = record::ColumnId::ALL.map(|c| ds.column_range(c));
@@ -100,6 +102,8 @@ pub fn build_site(opts: &SiteOptions) -> Result<SiteReport> {
         steps: &steps,
         skipped: &loaded.skipped,
         scales,
+        histories: &histories,
+        changes: &changes,
     };
     lap("analysed");
     record::cancel::check()?;
@@ -132,6 +136,15 @@ pub fn build_site(opts: &SiteOptions) -> Result<SiteReport> {
     lap("runner pages");
     runners_json::write(&ds, &folder.staging)?;
     written += 1;
+    render::write_file(
+        &folder.staging,
+        "data/history.json",
+        serde_json::to_string_pretty(&timeline::HistoryFile {
+            schema: timeline::SCHEMA,
+            runners: &histories,
+        })?
+        .as_bytes(),
+    )?;
     for (name, bytes) in &theme.assets {
         render::write_file(&folder.staging, &format!("assets/{name}"), bytes)?;
     }

@@ -342,3 +342,121 @@ fn run_with_a_missing_baseline_exits_2_before_measuring() {
     assert!(err.contains("--baseline"), "{err}");
     assert!(!dir.path().join("results").exists(), "nothing was written");
 }
+
+const ACTION: &str = "actions/diskbench/action.yml";
+
+/// The action's `baseline` input: the run step passes it to `run --baseline`, so the job
+/// summary holds the comparison after the run's own summary.
+#[test]
+fn the_action_baseline_input_puts_the_comparison_in_the_job_summary() {
+    let _disk = common::disk_load();
+    let tmp = tempfile::tempdir().unwrap();
+    history(tmp.path(), "local-test", &STEADY_MIB_S, 1000.0);
+    let workspace = tmp.path().join("workspace");
+    fs::create_dir_all(&workspace).unwrap();
+    fs::create_dir_all(tmp.path().join("runner-temp")).unwrap();
+    let summary = tmp.path().join("step-summary.md");
+    let baseline = tmp.path().join("base");
+    let env: Vec<(&str, String)> = vec![
+        ("BIN", env!("CARGO_BIN_EXE_cargo-diskbench").to_string()),
+        ("INPUT_LABEL", "local-test".into()),
+        ("INPUT_ONLY", "qd1-read".into()),
+        ("INPUT_RUNTIME", "0.3".into()),
+        ("INPUT_STEPS", "false".into()),
+        ("INPUT_WHAT_IF", "false".into()),
+        ("INPUT_ARGS", "--size 16M --ramp 0 --quiet".into()),
+        ("RESULTS_NAME", "diskbench-record".into()),
+        ("INPUT_SITE_OUT", String::new()),
+        ("INPUT_BASELINE", baseline.display().to_string()),
+        (
+            "RUNNER_TEMP",
+            tmp.path().join("runner-temp").display().to_string(),
+        ),
+        ("GITHUB_STEP_SUMMARY", summary.display().to_string()),
+    ];
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let run = super::run_step(ACTION, "run", "bash", &workspace, &env);
+    assert_eq!(run.code, 0, "{}", run.text);
+    let md = fs::read_to_string(&summary).unwrap();
+    let at = md
+        .find("### Since the last run")
+        .unwrap_or_else(|| panic!("{md}"));
+    assert!(md[..at].contains("## cargo-diskbench: local-test"), "{md}");
+    let rows: Vec<&str> = md[at..]
+        .lines()
+        .filter(|l| l.starts_with("| qd1-read"))
+        .collect();
+    assert_eq!(rows.len(), 2, "the headline and the p99: {md}");
+    assert!(
+        rows.iter().all(|r| r.contains("history of 5 records")),
+        "{rows:?}"
+    );
+}
+
+/// The action's compare step: `fail-on: slower` fails on a slower record and not on a steady
+/// one; `comment-on: slower` posts the Markdown as a commit comment through `gh api`; a
+/// baseline without this runner (its first run) is not a failure.
+#[test]
+fn the_action_compare_step_fails_and_comments_only_on_slower() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bin_dir = tmp.path().join("bin");
+    let gh_log = tmp.path().join("gh.log");
+    super::write_script(
+        &bin_dir.join("gh"),
+        &format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$@\" >> '{}'\nfor a in \"$@\"; do case \"$a\" in body=@*) cat \"${{a#body=@}}\" >> '{}';; esac; done\n",
+            gh_log.display(),
+            gh_log.display()
+        ),
+    );
+    let path = super::path_with(&bin_dir);
+    let step = |case: &str, sixth: f64, label: &str, fail_on: &str, comment_on: &str| {
+        let dir = tmp.path().join(case);
+        history(&dir, "runner-x", &STEADY_MIB_S, sixth);
+        if label != "runner-x" {
+            write_json(&dir.join("new.json"), &record_at(label, 20, sixth), true);
+        }
+        let env: Vec<(&str, String)> = vec![
+            ("BIN", env!("CARGO_BIN_EXE_cargo-diskbench").to_string()),
+            ("RECORD", dir.join("new.json").display().to_string()),
+            ("INPUT_BASELINE", dir.join("base").display().to_string()),
+            ("INPUT_FAIL_ON", fail_on.into()),
+            ("INPUT_COMMENT_ON", comment_on.into()),
+            ("GITHUB_REPOSITORY", "owner/repo".into()),
+            ("GITHUB_SHA", "0123abcd".into()),
+            ("RUNNER_TEMP", tmp.path().display().to_string()),
+            ("PATH", path.clone()),
+        ];
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        super::run_step(ACTION, "compare", "bash", tmp.path(), &env)
+    };
+    let slower = step("slower", 400.0, "runner-x", "slower", "");
+    assert_eq!(slower.code, 1, "{}", slower.text);
+    assert!(slower.text.contains("fail-on: slower"), "{}", slower.text);
+    assert!(!gh_log.exists(), "no comment unless comment-on asks");
+    let steady = step("steady", 990.0, "runner-x", "slower", "slower");
+    assert_eq!(steady.code, 0, "{}", steady.text);
+    assert!(!gh_log.exists(), "nothing slower, no comment");
+    let first = step("first", 400.0, "new-runner", "slower", "slower");
+    assert_eq!(first.code, 0, "{}", first.text);
+    assert!(
+        first.text.contains("nothing to compare with yet"),
+        "{}",
+        first.text
+    );
+    let commented = step("commented", 400.0, "runner-x", "", "slower");
+    assert_eq!(commented.code, 0, "{}", commented.text);
+    let log = fs::read_to_string(&gh_log).unwrap();
+    assert!(
+        log.contains("repos/owner/repo/commits/0123abcd/comments"),
+        "{log}"
+    );
+    assert!(
+        log.contains("### Since the last run") && log.contains("**slower**"),
+        "{log}"
+    );
+    assert_eq!(
+        commented.outputs.get("slower").map(String::as_str),
+        Some("true")
+    );
+}
