@@ -148,8 +148,8 @@ pub fn markdown(comparisons: &[Comparison], missing: &[String]) -> String {
     }
     if comparisons.iter().any(|c| c.any(Verdict::Slower)) {
         out.push_str(
-            "A **slower** figure moved further than it moved between any two of this runner's \
-             earlier runs (or its `--repeat` passes). Rerun once to rule out a bad neighbour; if \
+            "A **slower** figure moved more than twice as far as it moved between any two of \
+             this runner's earlier runs (or beyond its `--repeat` spread). Rerun once to rule out a bad neighbour; if \
              it holds, compare the two records' storage (device, mount options, runner image) \
              with `cargo diskbench compare BASE NEW --json`.\n",
         );

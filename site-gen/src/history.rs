@@ -4,9 +4,9 @@
 //! change the site marks is the change the job summary names.
 //!
 //! The noise band of a figure is the larger of
-//! - the largest run-to-run change among the runner's earlier records (its newest
-//!   [`HISTORY_WINDOW`], oldest first; at least [`MIN_HISTORY`] of them, else there is too
-//!   little history to say what a run-to-run change is), and
+//! - [`HISTORY_MARGIN`] times the largest run-to-run change among the runner's earlier
+//!   records (its newest [`HISTORY_WINDOW`], oldest first; at least [`MIN_HISTORY`] of them,
+//!   else there is too little history to say what a run-to-run change is), and
 //! - the `--repeat` spread ((max - min) / median) of either side, where the records have one:
 //!   each side's figure is a median that can sit anywhere in its passes' range.
 //!
@@ -21,6 +21,10 @@ use serde::Serialize;
 
 /// Earlier records a band from history needs (two run-to-run changes).
 pub const MIN_HISTORY: usize = 3;
+/// The largest of a few run-to-run changes understates how far noise alone can move a figure:
+/// runs being alike, the next change exceeds all k earlier ones with probability 1/(k+1) (one
+/// time in five after five records). Twice the largest is what noise alone rarely reaches.
+pub const HISTORY_MARGIN: f64 = 2.0;
 /// The newest earlier records a band looks at: an old step change leaves the band after this
 /// many runs instead of widening it for ever.
 pub const HISTORY_WINDOW: usize = 10;
@@ -64,7 +68,8 @@ pub struct NoiseBand {
     /// Half-width: a change of at most this many per cent either way is within noise.
     pub pct: f64,
     pub source: BandSource,
-    /// The largest run-to-run change among the earlier records (None: fewer than MIN_HISTORY).
+    /// The largest run-to-run change among the earlier records, in per cent (None: fewer
+    /// than MIN_HISTORY); the band's history part is HISTORY_MARGIN times it.
     pub history_pct: Option<f64>,
     /// Earlier records the history part looked at.
     pub history_records: usize,
@@ -169,8 +174,8 @@ pub fn noise_band(history: &[f64], repeat_spreads: &[f64]) -> Option<NoiseBand> 
         .filter(|s| s.is_finite() && *s >= 0.0)
         .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
     let (pct, source) = match (history_pct, repeat_pct) {
-        (Some(h), Some(r)) => (h.max(r), BandSource::HistoryAndRepeat),
-        (Some(h), None) => (h, BandSource::History),
+        (Some(h), Some(r)) => ((h * HISTORY_MARGIN).max(r), BandSource::HistoryAndRepeat),
+        (Some(h), None) => (h * HISTORY_MARGIN, BandSource::History),
         (None, Some(r)) => (r, BandSource::Repeat),
         (None, None) => return None,
     };
@@ -461,5 +466,39 @@ fn figure_ids(r: Option<&Record>) -> String {
         "nothing".into()
     } else {
         ids.join(", ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_band_is_twice_the_largest_run_to_run_change_or_the_repeat_spread() {
+        let b = noise_band(&[100.0, 104.0, 101.0], &[]).unwrap();
+        assert_eq!(b.source, BandSource::History);
+        assert!((b.history_pct.unwrap() - 4.0).abs() < 1e-9);
+        assert!((b.pct - 8.0).abs() < 1e-9);
+        // Too few records: only the repeat spread, else nothing.
+        assert_eq!(noise_band(&[100.0, 104.0], &[]), None);
+        let r = noise_band(&[100.0], &[3.0, 6.0]).unwrap();
+        assert_eq!((r.source, r.pct), (BandSource::Repeat, 6.0));
+        let both = noise_band(&[100.0, 101.0, 100.0], &[5.0]).unwrap();
+        assert_eq!((both.source, both.pct), (BandSource::HistoryAndRepeat, 5.0));
+        // Only the newest HISTORY_WINDOW records count: an old jump leaves the band.
+        let mut h = vec![100.0, 50.0];
+        h.extend(std::iter::repeat_n(50.0, HISTORY_WINDOW));
+        assert_eq!(noise_band(&h, &[]).unwrap().pct, 0.0);
+    }
+
+    #[test]
+    fn verdicts_follow_which_way_is_better() {
+        let band = noise_band(&[100.0, 105.0, 100.0], &[]);
+        let band = band.as_ref();
+        assert_eq!(verdict(-20.0, band, true), Verdict::Slower);
+        assert_eq!(verdict(20.0, band, true), Verdict::Faster);
+        assert_eq!(verdict(20.0, band, false), Verdict::Slower);
+        assert_eq!(verdict(-9.0, band, true), Verdict::WithinNoise);
+        assert_eq!(verdict(-90.0, None, true), Verdict::TooLittleHistory);
     }
 }

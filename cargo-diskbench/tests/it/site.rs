@@ -1380,3 +1380,56 @@ fn six_dated_records_make_a_history_with_the_regression_marked_and_listed() {
     assert_eq!(points[5]["verdict"], "slower");
     assert!(points[0]["verdict"].is_null());
 }
+
+/// Published figures carry their dates: a label published on several dates gets a History
+/// section, and a drop beyond its noise is a finding like a measured runner's.
+#[test]
+fn published_figures_from_several_dates_get_a_history() {
+    let tmp = common::sandbox();
+    let (results, out) = (tmp.path().join("results"), tmp.path().join("site"));
+    let text = std::fs::read_to_string(published_csv()).unwrap();
+    let mut lines = text.lines();
+    let header = lines.next().unwrap();
+    let row = lines
+        .find(|l| l.starts_with("2026-09-30,runson-i7i-large,"))
+        .expect("the fixture's runson-i7i-large row");
+    let seq_at = header
+        .split(',')
+        .position(|h| h == "seq-read_mib_s")
+        .unwrap();
+    // Five dates around the published figure, then one at half of it.
+    let mut csv = format!("{header}\n");
+    for (day, factor) in [
+        (1, 1.0),
+        (2, 1.02),
+        (3, 0.99),
+        (4, 1.01),
+        (5, 1.0),
+        (6, 0.5),
+    ] {
+        let mut cells: Vec<String> = row.split(',').map(String::from).collect();
+        cells[0] = format!("2026-10-{day:02}");
+        let v: f64 = cells[seq_at].parse().unwrap();
+        cells[seq_at] = format!("{:.1}", v * factor);
+        csv.push_str(&cells.join(","));
+        csv.push('\n');
+    }
+    let file = tmp.path().join("published-dates.csv");
+    std::fs::write(&file, csv).unwrap();
+    ok(&common::run(&[
+        "import",
+        file.to_str().unwrap(),
+        "--results",
+        results.to_str().unwrap(),
+    ]));
+    ok(&site(&results, &out, &[]));
+    let pages = check_site(&out);
+    let runner = &pages[Path::new("runners/runson-i7i-large.html")];
+    assert!(runner.contains("id=\"history\""), "no History section");
+    assert_eq!(runner.matches("marked slower").count(), 1, "{runner}");
+    let index = &pages[Path::new("index.html")];
+    assert!(
+        index.contains("seq-read on <a href=\"runners/runson-i7i-large.html\">runson-i7i-large</a> <span class=\"imp\">imported</span> fell from"),
+        "{index}"
+    );
+}
