@@ -314,7 +314,7 @@ pub fn compare(history: &[&Record], new: &Record) -> Option<Comparison> {
 /// One side of `compare`: a record file, or a results folder.
 #[derive(Clone, Debug)]
 pub enum Side {
-    File(Record),
+    File(Box<Record>),
     Folder(Vec<Record>),
 }
 
@@ -339,7 +339,7 @@ impl Side {
                     path.display()
                 ))
             })?;
-            Ok((Side::File(record), Vec::new()))
+            Ok((Side::File(Box::new(record)), Vec::new()))
         }
     }
 
