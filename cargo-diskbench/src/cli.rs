@@ -41,6 +41,8 @@ pub enum Command {
     Machine(commands::machine::MachineArgs),
     /// Add downloaded records (CI artifacts) to a results folder; never overwrites
     Merge(commands::merge::MergeArgs),
+    /// Compare a runner's newer record with its earlier ones: faster, slower or within noise
+    Compare(commands::compare::CompareArgs),
 }
 
 /// Insert the `diskbench` word when the binary is run directly as `cargo-diskbench ...`.
@@ -63,6 +65,7 @@ pub fn dispatch(cli: Cargo) -> Result<()> {
         Some(Command::Import(a)) => commands::import::exec(a),
         Some(Command::Machine(a)) => commands::machine::exec(a),
         Some(Command::Merge(a)) => commands::merge::exec(a),
+        Some(Command::Compare(a)) => commands::compare::exec(a),
     }
 }
 

@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
+pub mod compare_report;
+pub mod history;
 pub mod import;
 pub mod job_summary;
 pub mod merge;
@@ -26,6 +28,7 @@ pub(crate) mod stats;
 pub(crate) mod steps_view;
 pub mod testdata;
 pub(crate) mod theme;
+pub(crate) mod timeline;
 
 /// What `cargo diskbench site` was asked to do.
 #[derive(Clone, Debug, Default)]
@@ -85,6 +88,8 @@ pub fn build_site(opts: &SiteOptions) -> Result<SiteReport> {
     let records = loaded.records.len();
     let ds = model::Dataset::build(loaded.records, opts.window_days);
     let findings = findings::findings(&ds);
+    let histories = timeline::histories(&ds);
+    let changes = timeline::change_findings(&histories, &ds.runners);
     lap("dataset and findings");
     let steps = correlation::analyse(&ds);
     let scales = record::ColumnId::ALL.map(|c| ds.column_range(c));
@@ -97,6 +102,8 @@ pub fn build_site(opts: &SiteOptions) -> Result<SiteReport> {
         steps: &steps,
         skipped: &loaded.skipped,
         scales,
+        histories: &histories,
+        changes: &changes,
     };
     lap("analysed");
     record::cancel::check()?;
@@ -129,6 +136,15 @@ pub fn build_site(opts: &SiteOptions) -> Result<SiteReport> {
     lap("runner pages");
     runners_json::write(&ds, &folder.staging)?;
     written += 1;
+    render::write_file(
+        &folder.staging,
+        "data/history.json",
+        serde_json::to_string_pretty(&timeline::HistoryFile {
+            schema: timeline::SCHEMA,
+            runners: &histories,
+        })?
+        .as_bytes(),
+    )?;
     for (name, bytes) in &theme.assets {
         render::write_file(&folder.staging, &format!("assets/{name}"), bytes)?;
     }

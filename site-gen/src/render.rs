@@ -28,6 +28,10 @@ pub(crate) struct Site<'a> {
     pub skipped: &'a [(PathBuf, String)],
     /// Per column: (lo, hi) of the bar scale.
     pub scales: [Option<(f64, f64)>; 6],
+    /// The runners with records on two or more days, over time.
+    pub histories: &'a [crate::timeline::RunnerHistory],
+    /// Changes beyond noise, newest first.
+    pub changes: &'a [crate::timeline::ChangeFinding],
 }
 
 /// Bar width in percent on a log scale from the column's range.
@@ -224,6 +228,7 @@ impl Site<'_> {
             })
             .collect();
         ctx.insert("finding_groups", &finding_groups);
+        ctx.insert("changes", self.changes);
         ctx.insert("runner_count", &self.ds.runners.len());
         let runs: usize = self.ds.runners.iter().map(|r| r.runs.len()).sum();
         ctx.insert("run_count", &runs);
@@ -340,6 +345,13 @@ impl Site<'_> {
         ctx.insert("lat_rows", &lat_rows);
         ctx.insert("merged_runs", &merged_runs);
         ctx.insert("steps", &steps_view(self, r));
+        let history: Vec<crate::timeline::ChartView> = self
+            .histories
+            .iter()
+            .find(|h| h.slug == r.slug)
+            .map(crate::timeline::charts)
+            .unwrap_or_default();
+        ctx.insert("history", &history);
         self.write(&format!("runners/{}.html", r.slug), "runner.html", &ctx)
     }
 

@@ -80,6 +80,10 @@ pub struct RecordArgs {
     /// Do not render the report site after the run
     #[arg(long)]
     pub no_site: bool,
+    /// Compare this run with this runner's earlier records in DIR (a results folder, or one
+    /// record file): printed after the table and added to the Markdown summary
+    #[arg(long, value_name = "DIR")]
+    pub baseline: Option<PathBuf>,
     /// Where the site is rendered
     #[arg(long, value_name = "DIR", default_value = DEFAULT_SITE_DIR)]
     pub site_out: PathBuf,
@@ -173,6 +177,18 @@ pub fn exec(args: RunArgs) -> Result<()> {
     let results_dir = args.record.results.clone();
     let json_to_stdout = args.record.json.as_deref() == Some("-");
     check_destinations(&args.record, &results_dir)?;
+    // Read before anything is measured: a baseline that is not there is a usage error now,
+    // not after minutes of measuring.
+    let baseline = match &args.record.baseline {
+        Some(dir) => {
+            let (side, skipped) = site_gen::history::Side::load("--baseline", dir)?;
+            for (path, why) in skipped {
+                eprintln!("warning: --baseline: {} left out: {why}", path.display());
+            }
+            Some(side)
+        }
+        None => None,
+    };
     for stale in engine::testfile::stale_scratch_dirs(&opts.dir) {
         eprintln!(
             "warning: {} ({}) was left by a run that was killed ({}); no process owns it, \
@@ -273,6 +289,28 @@ pub fn exec(args: RunArgs) -> Result<()> {
         &output::steps_table(&record.steps, Some(record.runner.vcpus)),
         json_to_stdout,
     );
+    let comparison = baseline.as_ref().map(|b| {
+        let c = site_gen::history::against_baseline(b, &record);
+        match &c {
+            Some(c) => output::print(
+                &site_gen::compare_report::text(std::slice::from_ref(c)),
+                json_to_stdout,
+            ),
+            None => output::print(
+                &format!(
+                    "\nbaseline: no earlier record of {} in {}; nothing to compare with yet\n",
+                    record.runner.label,
+                    args.record
+                        .baseline
+                        .as_deref()
+                        .unwrap_or(Path::new(""))
+                        .display()
+                ),
+                json_to_stdout,
+            ),
+        }
+        c
+    });
     let path = record::results::write_record(&results_dir, &record)?;
     // A run that exits non-zero leaves no record: if anything after this fails (or Ctrl-C
     // arrives), the record just written is removed again.
@@ -280,6 +318,7 @@ pub fn exec(args: RunArgs) -> Result<()> {
     let rest = write_outputs(
         &args,
         &record,
+        comparison.as_ref(),
         &path,
         &results_dir,
         json_to_stdout,
@@ -325,6 +364,7 @@ fn check_destinations(record: &RecordArgs, results_dir: &Path) -> Result<()> {
 fn write_outputs(
     args: &RunArgs,
     record: &Record,
+    comparison: Option<&Option<site_gen::history::Comparison>>,
     path: &Path,
     results_dir: &Path,
     json_to_stdout: bool,
@@ -354,7 +394,20 @@ fn write_outputs(
                 .with_context(|| format!("--json {target}: cannot write the record"))?;
         }
     }
-    write_markdown(record, args.record.markdown.as_deref())?;
+    let mut text = site_gen::job_summary::markdown(record);
+    // With --baseline, how the runner moved since its last run follows the run's own summary.
+    match comparison {
+        Some(Some(c)) => text.push_str(&site_gen::compare_report::markdown(
+            std::slice::from_ref(c),
+            &[],
+        )),
+        Some(None) => text.push_str(&site_gen::compare_report::markdown(
+            &[],
+            std::slice::from_ref(&record.runner.label),
+        )),
+        None => {}
+    }
+    write_markdown(&text, args.record.markdown.as_deref())?;
     let site_out = (!args.record.no_site).then(|| args.record.site_out.clone());
     if !args.quiet {
         eprint!(
@@ -370,10 +423,9 @@ fn write_outputs(
 }
 
 /// The Markdown summary into `--markdown FILE` and appended to $GITHUB_STEP_SUMMARY.
-fn write_markdown(record: &Record, file: Option<&Path>) -> Result<()> {
-    let text = site_gen::job_summary::markdown(record);
+fn write_markdown(text: &str, file: Option<&Path>) -> Result<()> {
     if let Some(path) = file {
-        std::fs::write(path, &text)
+        std::fs::write(path, text)
             .with_context(|| format!("--markdown {}: cannot write", path.display()))?;
     }
     if let Some(summary) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|v| !v.is_empty()) {

@@ -20,10 +20,13 @@ const MANUAL: &[(&str, &str)] = &[
     ("importing.html", "Importing figures"),
     ("report-site.html", "The report site"),
     ("github-actions.html", "GitHub Actions"),
+    ("history.html", "A runner over time"),
 ];
 
 /// The commands the options page documents.
-const COMMANDS: &[&str] = &["run", "steps", "fio", "site", "import", "machine", "merge"];
+const COMMANDS: &[&str] = &[
+    "run", "steps", "fio", "site", "import", "machine", "merge", "compare",
+];
 
 /// The site of an empty results folder: its top-level pages by file name.
 fn rendered_site() -> BTreeMap<String, String> {

@@ -1279,3 +1279,157 @@ fn published_build_timings_make_the_steps_page_and_steps_json() {
     let method = &pages[Path::new("methodology.html")];
     assert!(method.contains("id=\"across-runners\"") && method.contains("data/steps.json"));
 }
+
+/// A runner with six dated records, the sixth at half the seq-read of the fifth: its page has
+/// a History chart per column with six points, the sixth seq-read point marked slower, the
+/// index lists the change, and `data/history.json` holds the series.
+#[test]
+fn six_dated_records_make_a_history_with_the_regression_marked_and_listed() {
+    let tmp = common::sandbox();
+    let results = tmp.path().join("results");
+    let out = tmp.path().join("site");
+    let small = Fleet::small();
+    let fleet = Fleet {
+        runners: vec![small.runners[1].clone()],
+        runs_per_runner: 6,
+        ..small
+    };
+    let label = fleet.runners[0].label.clone();
+    let mut recs = fleet.records();
+    recs.sort_by(|a, b| a.started_at.cmp(&b.started_at));
+    let fifth = recs[4]
+        .test(record::ColumnId::SeqRead)
+        .and_then(|t| t.headline())
+        .unwrap();
+    let sixth_date = recs[5].started_at[..10].to_string();
+    let t = recs[5]
+        .tests
+        .iter_mut()
+        .find(|t| t.id == "seq-read")
+        .unwrap();
+    t.read.as_mut().unwrap().mib_s = fifth / 2.0;
+    for r in &recs {
+        record::results::write_record(&results, r).unwrap();
+    }
+    ok(&site(&results, &out, &[]));
+    let pages = check_site(&out);
+    let runner = pages
+        .iter()
+        .find(|(p, html)| p.starts_with("runners") && html.contains(&format!("<h1>{label}")))
+        .map(|(_, html)| html.clone())
+        .expect("the runner's page");
+    let at = runner.find("id=\"history\"").expect("a History section");
+    assert!(
+        !runner[at..].contains("<script"),
+        "no script in the History section"
+    );
+    let figures: Vec<&str> = runner[at..]
+        .split("<figure class=\"history-box\">")
+        .skip(1)
+        .collect();
+    for c in record::ColumnId::ALL {
+        let fig = figures
+            .iter()
+            .find(|f| f.starts_with(&format!("<figcaption>{} (", c.title())))
+            .unwrap_or_else(|| panic!("no History chart for {c}"));
+        assert_eq!(
+            fig.matches("<circle class=\"point").count(),
+            6,
+            "{c}: {fig}"
+        );
+        assert!(
+            fig.contains("class=\"band\""),
+            "{c}: the noise band is shaded"
+        );
+    }
+    let seq = figures
+        .iter()
+        .find(|f| f.starts_with("<figcaption>Sequential read ("))
+        .unwrap();
+    let marked: Vec<&str> = seq
+        .split("<circle ")
+        .filter(|c| c.contains("marked slower"))
+        .collect();
+    assert_eq!(marked.len(), 1, "{seq}");
+    assert!(
+        marked[0].contains(&format!("<title>{sixth_date}")),
+        "{}",
+        marked[0]
+    );
+    let index = &pages[Path::new("index.html")];
+    let finding = "seq-read on <a href=\"runners/";
+    let item = index
+        .split("<li")
+        .find(|li| li.contains(finding) && li.contains(&sixth_date))
+        .unwrap_or_else(|| panic!("the index lists the change: {index}"));
+    assert!(
+        item.contains("fell from") && item.contains("outside its usual"),
+        "{item}"
+    );
+    let history: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("data/history.json")).unwrap()).unwrap();
+    assert_eq!(history["schema"], "diskbench.site-history/1");
+    let series = history["runners"][0]["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == "seq-read" && s["kind"] == "column")
+        .unwrap();
+    let points = series["points"].as_array().unwrap();
+    assert_eq!(points.len(), 6);
+    assert_eq!(points[5]["verdict"], "slower");
+    assert!(points[0]["verdict"].is_null());
+}
+
+/// Published figures carry their dates: a label published on several dates gets a History
+/// section, and a drop beyond its noise is a finding like a measured runner's.
+#[test]
+fn published_figures_from_several_dates_get_a_history() {
+    let tmp = common::sandbox();
+    let (results, out) = (tmp.path().join("results"), tmp.path().join("site"));
+    let text = std::fs::read_to_string(published_csv()).unwrap();
+    let mut lines = text.lines();
+    let header = lines.next().unwrap();
+    let row = lines
+        .find(|l| l.starts_with("2026-09-30,runson-i7i-large,"))
+        .expect("the fixture's runson-i7i-large row");
+    let seq_at = header
+        .split(',')
+        .position(|h| h == "seq-read_mib_s")
+        .unwrap();
+    // Five dates around the published figure, then one at half of it.
+    let mut csv = format!("{header}\n");
+    for (day, factor) in [
+        (1, 1.0),
+        (2, 1.02),
+        (3, 0.99),
+        (4, 1.01),
+        (5, 1.0),
+        (6, 0.5),
+    ] {
+        let mut cells: Vec<String> = row.split(',').map(String::from).collect();
+        cells[0] = format!("2026-10-{day:02}");
+        let v: f64 = cells[seq_at].parse().unwrap();
+        cells[seq_at] = format!("{:.1}", v * factor);
+        csv.push_str(&cells.join(","));
+        csv.push('\n');
+    }
+    let file = tmp.path().join("published-dates.csv");
+    std::fs::write(&file, csv).unwrap();
+    ok(&common::run(&[
+        "import",
+        file.to_str().unwrap(),
+        "--results",
+        results.to_str().unwrap(),
+    ]));
+    ok(&site(&results, &out, &[]));
+    let pages = check_site(&out);
+    let runner = &pages[Path::new("runners/runson-i7i-large.html")];
+    assert!(runner.contains("id=\"history\""), "no History section");
+    assert_eq!(runner.matches("marked slower").count(), 1, "{runner}");
+    let index = &pages[Path::new("index.html")];
+    assert!(
+        index.contains("seq-read on <a href=\"runners/runson-i7i-large.html\">runson-i7i-large</a> <span class=\"imp\">imported</span> fell from"),
+        "{index}"
+    );
+}

@@ -82,6 +82,12 @@ fn unknown_schema(schema: &str) -> String {
     )
 }
 
+/// Read, parse and check one record file; the error is a one-line reason fit to print after
+/// the file name.
+pub fn load_file(path: &Path) -> std::result::Result<Record, String> {
+    load_one(path)
+}
+
 fn load_one(path: &Path) -> std::result::Result<Record, String> {
     let text = crate::input::read_text(path).map_err(|e| e.to_string())?;
     let record = parse_record(&text)?;

@@ -16,6 +16,7 @@ use record::Record;
 use crate::common;
 
 mod action;
+mod compare;
 mod merge;
 mod publish;
 mod records;

@@ -73,7 +73,7 @@ fn step(id: &str, name: &str, wall_s: f64, bound: Bound, why: &str) -> StepResul
 }
 
 /// A GitHub-hosted x64 runner: all six columns on io_uring with O_DIRECT, three steps.
-pub(super) fn normal_record(label: &str, id: &str, started_at: &str) -> Record {
+pub(crate) fn normal_record(label: &str, id: &str, started_at: &str) -> Record {
     let mut record: Record = serde_json::from_value(json!({
         "schema": SCHEMA,
         "id": id,
