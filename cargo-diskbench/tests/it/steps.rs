@@ -583,7 +583,7 @@ fn run_without_cargo(project: &Path, dir: &Path, results: &Path) -> Command {
         .env("DOCKER_HOST", "unix:///nonexistent.sock")
         .args(["run", "--dir"])
         .arg(dir)
-        .args(["--only", "seq-read", "--runtime", "0.1", "--ramp", "0"])
+        .args(["--only", "seq-read", "--runtime", "0.5", "--ramp", "0"])
         .args(["--size", "16M", "--no-site", "--json", "-", "--results"])
         .arg(results);
     cmd
