@@ -23,6 +23,39 @@ pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
+/// The repository's test inputs: the published fixtures and generated records.
+pub mod fixture {
+    use std::path::PathBuf;
+
+    /// fio 3.33's JSON report of the suite's jobs (`fixtures/fio/suite.fio`).
+    pub const FIO_SUITE: &str = "fio/fio-3.33-suite.json";
+    /// A published CSV of EC2 storage figures.
+    pub const PUBLISHED_CSV: &str = "published/ec2-storage-2026-09-30_10-01.csv";
+
+    /// A file under `fixtures/` (`fio/...`, `published/...`); panics naming it if it is missing.
+    pub fn path(rel: &str) -> PathBuf {
+        let p = super::repo_root().join("fixtures").join(rel);
+        assert!(p.is_file(), "no fixture {}", p.display());
+        p
+    }
+
+    /// The text of a file under `fixtures/`.
+    pub fn read(rel: &str) -> String {
+        let p = path(rel);
+        std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("cannot read {}: {e}", p.display()))
+    }
+
+    /// The first `n` records of the small generated fleet: good records with steps, the same
+    /// on every call.
+    pub fn records(n: usize) -> Vec<record::Record> {
+        site_gen::testdata::Fleet::small()
+            .records()
+            .into_iter()
+            .take(n)
+            .collect()
+    }
+}
+
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 /// Pressure stall figures are machine-wide, so a test that judges what a build step waited on
