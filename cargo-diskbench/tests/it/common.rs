@@ -18,6 +18,33 @@ pub fn run(args: &[&str]) -> Output {
         .expect("cannot start cargo-diskbench")
 }
 
+/// For a test that needs root (`#[ignore]`d, so `.ci/run` runs it as root with `--ignored`):
+/// fails at once, saying so, when run without root.
+pub fn require_root() {
+    // SAFETY: geteuid has no preconditions and no side effects.
+    let euid = unsafe { libc::geteuid() };
+    assert_eq!(
+        euid, 0,
+        "this test needs root (euid is {euid}): run it as root, as .ci/run does with --ignored"
+    );
+}
+
+/// Whether a test that cannot run here must fail rather than skip: `.ci/run` sets
+/// `DISKBENCH_TEST_STRICT=1`, so CI cannot pass by skipping.
+pub fn strict() -> bool {
+    std::env::var_os("DISKBENCH_TEST_STRICT").is_some_and(|v| !v.is_empty() && v != "0")
+}
+
+/// A test that cannot run in this environment: says why and returns (the caller returns too),
+/// or fails under `DISKBENCH_TEST_STRICT`.
+pub fn skip(why: &str) {
+    assert!(
+        !strict(),
+        "{why}, and DISKBENCH_TEST_STRICT is set: install or allow what the test needs"
+    );
+    eprintln!("SKIPPED: {why} (set DISKBENCH_TEST_STRICT=1 to make this fail)");
+}
+
 /// The repository root.
 pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")

@@ -757,9 +757,7 @@ fn pages_render_in_chromium_without_console_errors() {
         if std::env::var_os("CI").is_some() {
             panic!("chromium is not installed, and CI is set: the browser test must run in CI");
         }
-        eprintln!(
-            "SKIPPED: chromium not found (install Debian's chromium); set CI=1 to make this fail"
-        );
+        common::skip("chromium not found (install Debian's chromium; CI=1 also makes this fail)");
         return;
     };
     let tmp = tempfile::tempdir().unwrap();

@@ -118,6 +118,7 @@ fn assert_no_swap_leftovers(dir: &Path, when: &str) {
 #[test]
 #[ignore = "needs root: .ci/run runs these as root with --ignored"]
 fn class3_a_mount_point_is_rendered_in_place_keeping_foreign_files() {
+    common::require_root();
     // Writes records with fsync: a disk-loading test (see common::disk_quiet).
     let _disk = common::disk_load();
     let sb = sandbox();

@@ -158,6 +158,7 @@ fn class8_a_scratch_folder_left_by_a_killed_run_is_reported() {
 #[test]
 #[ignore = "needs root: .ci/run runs these as root with --ignored"]
 fn class8_ramfs_is_measured() {
+    common::require_root();
     // Writes records with fsync: a disk-loading test (see common::disk_quiet).
     let _disk = common::disk_load();
     let sb = sandbox();
