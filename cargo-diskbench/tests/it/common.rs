@@ -145,6 +145,23 @@ pub mod tree {
             .collect()
     }
 
+    /// Every regular file and symlink below `root`, by path relative to it, with its bytes (a
+    /// symlink's are `symlink -> TARGET`, so one is never read through by accident).
+    pub fn contents(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+        let mut out = BTreeMap::new();
+        for (p, meta) in entries(root) {
+            let bytes = if meta.file_type().is_symlink() {
+                format!("symlink -> {}", std::fs::read_link(&p).unwrap().display()).into_bytes()
+            } else if meta.is_file() {
+                std::fs::read(&p).unwrap()
+            } else {
+                continue;
+            };
+            out.insert(p.strip_prefix(root).unwrap().to_path_buf(), bytes);
+        }
+        out
+    }
+
     /// Every entry below `root` with its kind and content hash, leaving out the entries
     /// below `except` (the folders a command was told to write).
     pub fn snapshot(root: &Path, except: &[&Path]) -> BTreeMap<PathBuf, String> {

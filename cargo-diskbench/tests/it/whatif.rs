@@ -589,7 +589,7 @@ fn like_results() -> tempfile::TempDir {
     let results = tempfile::tempdir().unwrap();
     let out = common::bin()
         .arg("import")
-        .arg(common::repo_root().join("fixtures/published/ec2-storage-2026-09-30_10-01.csv"))
+        .arg(common::fixture::path(common::fixture::PUBLISHED_CSV))
         .arg("--results")
         .arg(results.path())
         .output()
