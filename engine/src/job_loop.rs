@@ -164,29 +164,9 @@ pub(crate) fn run_worker(
     unsafe { libc::unshare(libc::CLONE_FILES) };
     let spec = plan.spec;
     let bs = spec.block_size as usize;
-    let mut rng = FastRng::for_stream(spec.seed, index as u64);
-    let bufs: Vec<AlignedBuf> = (0..plan.depth)
-        .map(|_| AlignedBuf::new(bs, plan.mem_align, &mut rng))
-        .collect();
-    let ptrs: Vec<*mut u8> = bufs.iter().map(|b| b.as_ptr()).collect();
-    let (region_start, region_len) = match spec.layout {
-        Layout::SharedFile {
-            region_per_job: true,
-            ..
-        } => (index as u64 * spec.size_per_job, spec.size_per_job),
-        _ => (0, spec.size_per_job),
-    };
-    let region_len = region_len - region_len % spec.block_size;
-    let offsets = OffsetGen::new(rng, region_start, region_len, spec.block_size);
-    let mut state = WorkerState {
-        bufs,
-        offsets,
-        region_start,
-        region_end: region_start + region_len,
-        next_seq: region_start,
-        writes_since_sync: 0,
-        file: file.path.clone(),
-    };
+    let mut state = WorkerState::new(spec, index, plan.depth, plan.mem_align, file.path.clone());
+    // The buffers stay where they are while the backend uses them: they live in `state`.
+    let ptrs: Vec<*mut u8> = state.bufs.iter().map(|b| b.as_ptr()).collect();
     match plan.backend {
         BackendKind::IoUring => run_on(
             plan,
@@ -254,6 +234,33 @@ struct WorkerState {
 }
 
 impl WorkerState {
+    /// Worker `index`'s buffers (one per slot, `depth` of them) and offsets in its region.
+    fn new(spec: &JobSpec, index: u32, depth: u32, mem_align: usize, file: PathBuf) -> WorkerState {
+        let bs = spec.block_size as usize;
+        let mut rng = FastRng::for_stream(spec.seed, index as u64);
+        let bufs: Vec<AlignedBuf> = (0..depth)
+            .map(|_| AlignedBuf::new(bs, mem_align, &mut rng))
+            .collect();
+        let (region_start, region_len) = match spec.layout {
+            Layout::SharedFile {
+                region_per_job: true,
+                ..
+            } => (index as u64 * spec.size_per_job, spec.size_per_job),
+            _ => (0, spec.size_per_job),
+        };
+        let region_len = region_len - region_len % spec.block_size;
+        let offsets = OffsetGen::new(rng, region_start, region_len, spec.block_size);
+        WorkerState {
+            bufs,
+            offsets,
+            region_start,
+            region_end: region_start + region_len,
+            next_seq: region_start,
+            writes_since_sync: 0,
+            file,
+        }
+    }
+
     /// The next I/O for `slot`: direction by the read share, offset by the pattern.
     #[inline]
     fn next_io(&mut self, spec: &JobSpec, slot: u16) -> Io {
@@ -315,7 +322,7 @@ fn job_loop<B: Backend>(
     let depth = backend.depth() as usize;
     let mut free: Vec<u16> = (0..depth as u16).rev().collect();
     let mut done: Vec<Completion> = Vec::with_capacity(depth * 2);
-    let start = *plan.start.get_or_init(mono_ns);
+    let start = *plan.start.get_or_init(|| backend.now_ns());
     let mut issue_at: Vec<u64> = vec![start; depth];
     let mut slot_io: Vec<Io> = vec![
         Io {
@@ -354,7 +361,7 @@ fn job_loop<B: Backend>(
                 let io = state.next_io(spec, slot);
                 backend.prepare(io);
                 slot_io[slot as usize] = io;
-                issue_at[slot as usize] = mono_ns();
+                issue_at[slot as usize] = backend.now_ns();
                 backend.submit(&mut done);
                 inflight += 1;
                 if plan.size_based {
@@ -382,7 +389,7 @@ fn job_loop<B: Backend>(
                 issuing = false;
             }
         }
-        let t_done = mono_ns();
+        let t_done = backend.now_ns();
         if !measuring && t_done >= measure_from {
             measuring = true;
             cpu_at_start = CpuTime::process();
@@ -457,4 +464,452 @@ fn job_loop<B: Backend>(
         _ => Duration::from_nanos(last_done.saturating_sub(measure_from)),
     };
     Ok(stats)
+}
+
+#[cfg(test)]
+mod tests {
+    //! The job loop driven by the scripted backend (`backend::fake`): its clock is the fake's,
+    //! so counts, latencies and the window are exact, and faults happen at the I/O chosen.
+
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicBool;
+
+    use super::*;
+    use crate::backend::fake::{Fake, Outcome, Reap, Script, Step};
+    use crate::job::{EngineChoice, Pattern, Termination};
+
+    const BS: u64 = 4096;
+    const START_NS: u64 = 1_000_000_000;
+    const US: u64 = 1_000;
+    const MS: u64 = 1_000_000;
+
+    fn spec(pattern: Pattern, blocks: u64, sync: SyncMode) -> JobSpec {
+        JobSpec {
+            name: "fake-job".into(),
+            pattern,
+            block_size: BS,
+            iodepth: 1,
+            numjobs: 1,
+            size_per_job: blocks * BS,
+            layout: Layout::SharedFile {
+                path: "/nowhere/fake".into(),
+                region_per_job: true,
+            },
+            termination: Termination::Size { runtime_cap: None },
+            direct: true,
+            sync,
+            engine: EngineChoice::Psync,
+            seed: Some(7),
+            thread: true,
+        }
+    }
+
+    /// How a test runs the loop: by size (each block once) or for a time after a ramp.
+    #[derive(Clone, Copy)]
+    enum Until {
+        Size,
+        Time { runtime_ns: u64, ramp_ns: u64 },
+    }
+
+    /// Run the loop on `fake` for `spec`, as worker 0 of one.
+    fn run(
+        spec: &JobSpec,
+        fake: &mut Fake,
+        until: Until,
+        abort: &AtomicBool,
+    ) -> Result<WorkerStats, WorkerError> {
+        let barrier = Barrier::new(1);
+        let start = OnceLock::new();
+        let (runtime, ramp, size_based) = match until {
+            Until::Size => (None, Duration::ZERO, true),
+            Until::Time {
+                runtime_ns,
+                ramp_ns,
+            } => (
+                Some(Duration::from_nanos(runtime_ns)),
+                Duration::from_nanos(ramp_ns),
+                false,
+            ),
+        };
+        let plan = Plan {
+            spec,
+            depth: fake.depth(),
+            backend: BackendKind::Psync,
+            ramp,
+            runtime,
+            size_based,
+            mem_align: 4096,
+            abort,
+            gate: Gate::Barrier(&barrier),
+            start: &start,
+        };
+        let mut state = WorkerState::new(spec, 0, fake.depth(), 4096, "/nowhere/fake".into());
+        let result = job_loop(&plan, fake, &mut state);
+        assert_eq!(fake.in_flight(), 0, "the loop left I/Os in flight");
+        assert_eq!(
+            fake.completed.len(),
+            fake.prepared.len(),
+            "every I/O prepared was reaped"
+        );
+        result
+    }
+
+    fn constant(latency_ns: u64) -> Script {
+        Box::new(move |_, _| Step::full(latency_ns))
+    }
+
+    /// `outcome` for I/O number `at`, every byte for the others.
+    fn fault_at(at: u64, outcome: Outcome) -> Script {
+        Box::new(move |n, _| Step {
+            outcome: if n == at { outcome } else { Outcome::Full },
+            ..Step::full(10 * US)
+        })
+    }
+
+    fn no_abort() -> AtomicBool {
+        AtomicBool::new(false)
+    }
+
+    #[test]
+    fn a_size_based_job_moves_every_block_once_and_counts_every_io() {
+        for (pattern, depth) in [
+            (Pattern::RandRead, 1),
+            (Pattern::RandRead, 4),
+            (Pattern::Read, 8),
+            (Pattern::RandWrite, 3),
+        ] {
+            let spec = spec(pattern, 64, SyncMode::None);
+            let mut fake = Fake::new(depth, START_NS, constant(50 * US));
+            let stats = run(&spec, &mut fake, Until::Size, &no_abort())
+                .unwrap_or_else(|_| panic!("{pattern:?} at depth {depth} failed"));
+            let d = if pattern.read_pct() == 100 {
+                READ
+            } else {
+                WRITE
+            };
+            assert_eq!(stats.ios[d], 64, "{pattern:?} x{depth}");
+            assert_eq!(stats.ios[1 - d], 0, "{pattern:?} x{depth}");
+            assert_eq!(stats.bytes[d], 64 * BS, "{pattern:?} x{depth}");
+            assert_eq!(stats.hist[d].count(), 64, "{pattern:?} x{depth}");
+            assert_eq!(fake.prepared.len(), 64, "no I/O beyond the size");
+            let mut offsets: Vec<u64> = fake.prepared.iter().map(|io| io.offset).collect();
+            offsets.sort_unstable();
+            let every_block: Vec<u64> = (0..64).map(|b| b * BS).collect();
+            assert_eq!(
+                offsets, every_block,
+                "{pattern:?} x{depth}: each block once"
+            );
+            assert!(fake.prepared.iter().all(|io| io.len == BS as u32));
+            // The window runs to the last completion: 64 I/Os of 50 us, `depth` at a time.
+            let batches = 64u64.div_ceil(depth as u64);
+            assert_eq!(
+                stats.window,
+                Duration::from_nanos(batches * 50 * US),
+                "{pattern:?} x{depth}"
+            );
+        }
+    }
+
+    #[test]
+    fn completions_in_scripted_order_give_each_io_its_own_latency() {
+        // Four slots; the I/Os finish in the order 1, 3, 2, 0 of their issue.
+        let latencies_us = [400u64, 100, 300, 200];
+        let spec = spec(Pattern::RandRead, 4, SyncMode::None);
+        let mut fake = Fake::new(
+            4,
+            START_NS,
+            Box::new(move |n, _| Step::full(latencies_us[n as usize] * US)),
+        );
+        let stats = run(&spec, &mut fake, Until::Size, &no_abort())
+            .ok()
+            .unwrap();
+        assert_eq!(fake.completed, [1, 3, 2, 0]);
+        let h = stats.hist[READ].histogram();
+        assert_eq!(h.len(), 4);
+        for lat in latencies_us {
+            assert_eq!(h.count_at(lat * US), 1, "one I/O of {lat} us");
+        }
+        assert!(h.equivalent(h.min(), 100 * US) && h.equivalent(h.max(), 400 * US));
+        assert!(h.equivalent(h.value_at_quantile(0.5), 200 * US));
+        assert_eq!(stats.window, Duration::from_nanos(400 * US));
+    }
+
+    #[test]
+    fn the_depth_is_kept_full_until_the_last_ios() {
+        for depth in [1u32, 2, 7, 32] {
+            // Latencies that differ from one I/O to the next, so completions come one by one
+            // and out of order.
+            let spec = spec(Pattern::RandRead, 256, SyncMode::None);
+            let mut fake = Fake::new(
+                depth,
+                START_NS,
+                Box::new(|n, _| Step::full((10 + (n * 7919) % 97) * US)),
+            );
+            let stats = run(&spec, &mut fake, Until::Size, &no_abort())
+                .ok()
+                .unwrap();
+            assert_eq!(stats.ios[READ], 256);
+            let full = fake
+                .in_flight_at_reap
+                .iter()
+                .take_while(|&&n| n == depth as usize)
+                .count();
+            assert!(
+                fake.in_flight_at_reap.iter().all(|&n| n <= depth as usize),
+                "depth {depth}: more in flight than the depth"
+            );
+            // Every wait but those for the last I/Os (no more to issue) has the depth in flight.
+            let waits = fake.in_flight_at_reap.len();
+            assert!(
+                full >= waits - depth as usize,
+                "depth {depth}: only {full} of {waits} waits had {depth} in flight: {:?}",
+                fake.in_flight_at_reap
+            );
+        }
+    }
+
+    #[test]
+    fn reads_and_writes_are_counted_apart_in_a_mixed_job() {
+        let spec = spec(Pattern::RandRw { read_pct: 70 }, 500, SyncMode::None);
+        let mut fake = Fake::new(
+            4,
+            START_NS,
+            Box::new(|_, io| Step::full(if io.kind.is_read() { 100 * US } else { 30 * US })),
+        );
+        let stats = run(&spec, &mut fake, Until::Size, &no_abort())
+            .ok()
+            .unwrap();
+        let reads = fake.prepared.iter().filter(|io| io.kind.is_read()).count() as u64;
+        assert_eq!(stats.ios, [reads, 500 - reads]);
+        assert_eq!(stats.bytes, [reads * BS, (500 - reads) * BS]);
+        assert!((300..400).contains(&reads), "about 70 % reads: {reads}");
+        // Each direction's histogram holds only its own latency.
+        let (r, w) = (stats.hist[READ].histogram(), stats.hist[WRITE].histogram());
+        assert_eq!(r.count_at(100 * US), reads);
+        assert_eq!(w.count_at(30 * US), 500 - reads);
+    }
+
+    #[test]
+    fn a_write_with_a_sync_records_the_sync_alone_every_nth_write() {
+        for (sync, every) in [
+            (SyncMode::Fdatasync(1), 1usize),
+            (SyncMode::Fdatasync(4), 4),
+            (SyncMode::Fsync(3), 3),
+            (SyncMode::None, 0),
+        ] {
+            let spec = spec(Pattern::RandWrite, 48, sync);
+            let mut fake = Fake::new(
+                2,
+                START_NS,
+                Box::new(|_, _| Step {
+                    sync_ns: 7 * US,
+                    ..Step::full(20 * US)
+                }),
+            );
+            let stats = run(&spec, &mut fake, Until::Size, &no_abort())
+                .ok()
+                .unwrap();
+            let kinds: Vec<IoKind> = fake.prepared.iter().map(|io| io.kind).collect();
+            let synced = kinds.iter().filter(|k| **k != IoKind::Write).count();
+            assert_eq!(stats.ios[WRITE], 48, "{sync:?}");
+            assert_eq!(synced, 48usize.checked_div(every).unwrap_or(0), "{sync:?}");
+            if every > 0 {
+                let want = if matches!(sync, SyncMode::Fsync(_)) {
+                    IoKind::WriteFsync
+                } else {
+                    IoKind::WriteDatasync
+                };
+                for (i, k) in kinds.iter().enumerate() {
+                    let expected = if (i + 1) % every == 0 {
+                        want
+                    } else {
+                        IoKind::Write
+                    };
+                    assert_eq!(*k, expected, "{sync:?}: write {i}");
+                }
+            }
+            assert_eq!(stats.sync_hist.count(), synced as u64, "{sync:?}");
+            if synced > 0 {
+                assert_eq!(stats.sync_hist.histogram().count_at(7 * US), synced as u64);
+            }
+        }
+    }
+
+    #[test]
+    fn a_failed_io_stops_the_job_drains_the_rest_and_names_what_failed() {
+        let cases: [(Pattern, Outcome, &str); 4] = [
+            (Pattern::RandRead, Outcome::Errno(libc::EIO), "EIO"),
+            (
+                Pattern::RandRead,
+                Outcome::Short(100),
+                "returned 100 of 4096 bytes",
+            ),
+            (
+                Pattern::RandWrite,
+                Outcome::Errno(libc::ENOSPC),
+                "use a smaller --size",
+            ),
+            (
+                Pattern::RandWrite,
+                Outcome::Short(512),
+                "use a smaller --size",
+            ),
+        ];
+        for (pattern, outcome, says) in cases {
+            for at in [0u64, 5, 37] {
+                let spec = spec(pattern, 64, SyncMode::None);
+                let mut fake = Fake::new(4, START_NS, fault_at(at, outcome));
+                let err = match run(&spec, &mut fake, Until::Size, &no_abort()) {
+                    Ok(_) => panic!("{outcome:?} at I/O {at}: the job succeeded"),
+                    Err(e) => e,
+                };
+                let failed = fake.prepared[at as usize];
+                match (&err, outcome) {
+                    (
+                        WorkerError::Io {
+                            errno,
+                            offset,
+                            kind,
+                            ..
+                        },
+                        Outcome::Errno(want),
+                    ) => {
+                        assert_eq!(*errno, want);
+                        assert_eq!((*offset, *kind), (failed.offset, failed.kind));
+                    }
+                    (
+                        WorkerError::Short {
+                            moved,
+                            asked,
+                            offset,
+                            ..
+                        },
+                        Outcome::Short(want),
+                    ) => {
+                        assert_eq!((*moved, *asked), (want as i32, BS as u32));
+                        assert_eq!(*offset, failed.offset);
+                    }
+                    _ => panic!("{outcome:?} at I/O {at}: another error"),
+                }
+                // Nothing is issued once the failure is seen: at most the slots then in flight.
+                assert!(
+                    fake.prepared.len() as u64 <= at + 4,
+                    "{outcome:?} at {at}: {} I/Os issued",
+                    fake.prepared.len()
+                );
+                let text = err.into_error(&spec).to_string();
+                assert!(text.contains(says), "{outcome:?} at {at}: {text}");
+                if let Outcome::Errno(libc::EIO) = outcome {
+                    assert!(
+                        text.contains(&format!("offset {}", failed.offset)),
+                        "{text}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_time_based_job_counts_only_the_window_after_the_ramp() {
+        // One I/O per millisecond per slot; ramp 2.5 ms, then 10 ms measured: the I/Os that
+        // complete at 3, 4, ..., 12 ms are counted, the one issued at 12 ms is drained.
+        for depth in [1u32, 3] {
+            let spec = spec(Pattern::RandRead, 1024, SyncMode::None);
+            let mut fake = Fake::new(depth, START_NS, constant(MS));
+            let until = Until::Time {
+                runtime_ns: 10 * MS,
+                ramp_ns: 2 * MS + MS / 2,
+            };
+            let stats = run(&spec, &mut fake, until, &no_abort()).ok().unwrap();
+            assert_eq!(stats.ios[READ], 10 * depth as u64, "depth {depth}");
+            assert_eq!(stats.hist[READ].count(), 10 * depth as u64);
+            assert_eq!(stats.window, Duration::from_millis(10));
+            assert_eq!(fake.prepared.len() as u32, 13 * depth, "depth {depth}");
+        }
+    }
+
+    #[test]
+    fn a_time_based_job_wraps_around_its_region() {
+        // 8 blocks, 40 sequential reads: the offsets go round the region five times.
+        let spec = spec(Pattern::Read, 8, SyncMode::None);
+        let mut fake = Fake::new(1, START_NS, constant(MS));
+        let until = Until::Time {
+            runtime_ns: 40 * MS,
+            ramp_ns: 0,
+        };
+        let stats = run(&spec, &mut fake, until, &no_abort()).ok().unwrap();
+        assert_eq!(stats.ios[READ], 40);
+        for (i, io) in fake.prepared.iter().enumerate() {
+            assert_eq!(io.offset, (i as u64 % 8) * BS, "read {i}");
+        }
+    }
+
+    #[test]
+    fn an_abort_stops_the_job_at_the_next_completion() {
+        let abort = Arc::new(AtomicBool::new(false));
+        let flag = abort.clone();
+        let spec = spec(Pattern::RandRead, 1024, SyncMode::None);
+        let mut fake = Fake::new(
+            2,
+            START_NS,
+            Box::new(move |n, _| {
+                // Another worker fails while this one prepares its 20th I/O.
+                if n == 20 {
+                    flag.store(true, Ordering::Relaxed);
+                }
+                Step::full(US)
+            }),
+        );
+        let result = run(&spec, &mut fake, Until::Size, &abort);
+        assert!(matches!(result, Err(WorkerError::Aborted)));
+        assert!(fake.prepared.len() <= 22, "{} issued", fake.prepared.len());
+    }
+
+    #[test]
+    fn an_interrupted_wait_is_retried_and_a_broken_backend_is_an_error() {
+        let spec = spec(Pattern::RandRead, 32, SyncMode::None);
+        let mut fake = Fake::new(2, START_NS, constant(US)).with_reaps(|call| {
+            if call % 3 == 1 {
+                Reap::Interrupted
+            } else {
+                Reap::Wait
+            }
+        });
+        let stats = run(&spec, &mut fake, Until::Size, &no_abort())
+            .ok()
+            .unwrap();
+        assert_eq!(stats.ios[READ], 32, "EINTR is retried, nothing lost");
+
+        let mut fake = Fake::new(2, START_NS, constant(US)).with_reaps(|call| {
+            if call == 4 {
+                Reap::Broken(libc::EBADF)
+            } else {
+                Reap::Wait
+            }
+        });
+        let spec_ref = &spec;
+        let barrier = Barrier::new(1);
+        let start = OnceLock::new();
+        let abort = no_abort();
+        let plan = Plan {
+            spec: spec_ref,
+            depth: 2,
+            backend: BackendKind::Psync,
+            ramp: Duration::ZERO,
+            runtime: None,
+            size_based: true,
+            mem_align: 4096,
+            abort: &abort,
+            gate: Gate::Barrier(&barrier),
+            start: &start,
+        };
+        let mut state = WorkerState::new(spec_ref, 0, 2, 4096, "/nowhere/fake".into());
+        match job_loop(&plan, &mut fake, &mut state) {
+            Err(WorkerError::Setup(e)) => {
+                let text = e.to_string();
+                assert!(text.contains("the fake backend failed"), "{text}");
+            }
+            _ => panic!("a broken backend is not an error"),
+        }
+    }
 }

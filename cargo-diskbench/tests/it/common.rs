@@ -18,9 +18,69 @@ pub fn run(args: &[&str]) -> Output {
         .expect("cannot start cargo-diskbench")
 }
 
+/// For a test that needs root (`#[ignore]`d, so `.ci/run` runs it as root with `--ignored`):
+/// fails at once, saying so, when run without root.
+pub fn require_root() {
+    // SAFETY: geteuid has no preconditions and no side effects.
+    let euid = unsafe { libc::geteuid() };
+    assert_eq!(
+        euid, 0,
+        "this test needs root (euid is {euid}): run it as root, as .ci/run does with --ignored"
+    );
+}
+
+/// Whether a test that cannot run here must fail rather than skip: `.ci/run` sets
+/// `DISKBENCH_TEST_STRICT=1`, so CI cannot pass by skipping.
+pub fn strict() -> bool {
+    std::env::var_os("DISKBENCH_TEST_STRICT").is_some_and(|v| !v.is_empty() && v != "0")
+}
+
+/// A test that cannot run in this environment: says why and returns (the caller returns too),
+/// or fails under `DISKBENCH_TEST_STRICT`.
+pub fn skip(why: &str) {
+    assert!(
+        !strict(),
+        "{why}, and DISKBENCH_TEST_STRICT is set: install or allow what the test needs"
+    );
+    eprintln!("SKIPPED: {why} (set DISKBENCH_TEST_STRICT=1 to make this fail)");
+}
+
 /// The repository root.
 pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The repository's test inputs: the published fixtures and generated records.
+pub mod fixture {
+    use std::path::PathBuf;
+
+    /// fio 3.33's JSON report of the suite's jobs (`fixtures/fio/suite.fio`).
+    pub const FIO_SUITE: &str = "fio/fio-3.33-suite.json";
+    /// A published CSV of EC2 storage figures.
+    pub const PUBLISHED_CSV: &str = "published/ec2-storage-2026-09-30_10-01.csv";
+
+    /// A file under `fixtures/` (`fio/...`, `published/...`); panics naming it if it is missing.
+    pub fn path(rel: &str) -> PathBuf {
+        let p = super::repo_root().join("fixtures").join(rel);
+        assert!(p.is_file(), "no fixture {}", p.display());
+        p
+    }
+
+    /// The text of a file under `fixtures/`.
+    pub fn read(rel: &str) -> String {
+        let p = path(rel);
+        std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("cannot read {}: {e}", p.display()))
+    }
+
+    /// The first `n` records of the small generated fleet: good records with steps, the same
+    /// on every call.
+    pub fn records(n: usize) -> Vec<record::Record> {
+        site_gen::testdata::Fleet::small()
+            .records()
+            .into_iter()
+            .take(n)
+            .collect()
+    }
 }
 
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -83,6 +143,23 @@ pub mod tree {
             .filter(|(_, m)| m.is_file())
             .map(|(p, _)| p)
             .collect()
+    }
+
+    /// Every regular file and symlink below `root`, by path relative to it, with its bytes (a
+    /// symlink's are `symlink -> TARGET`, so one is never read through by accident).
+    pub fn contents(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+        let mut out = BTreeMap::new();
+        for (p, meta) in entries(root) {
+            let bytes = if meta.file_type().is_symlink() {
+                format!("symlink -> {}", std::fs::read_link(&p).unwrap().display()).into_bytes()
+            } else if meta.is_file() {
+                std::fs::read(&p).unwrap()
+            } else {
+                continue;
+            };
+            out.insert(p.strip_prefix(root).unwrap().to_path_buf(), bytes);
+        }
+        out
     }
 
     /// Every entry below `root` with its kind and content hash, leaving out the entries

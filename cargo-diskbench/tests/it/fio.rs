@@ -537,7 +537,7 @@ fn resident_pages(path: &Path) -> (usize, usize) {
 #[test]
 fn libaio_reaps_one_completion_per_call_as_fio_does() {
     if Command::new("strace").arg("-V").output().is_err() {
-        eprintln!("strace not installed: skipped");
+        common::skip("strace not installed");
         return;
     }
     let dir = work_dir();
@@ -561,7 +561,7 @@ fn libaio_reaps_one_completion_per_call_as_fio_does() {
         .output()
         .unwrap();
     if !out.status.success() && stderr(&out).contains("ptrace") {
-        eprintln!("ptrace not permitted here: skipped");
+        common::skip("ptrace not permitted here");
         return;
     }
     assert!(out.status.success(), "{}", stderr(&out));

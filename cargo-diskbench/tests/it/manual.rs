@@ -251,18 +251,11 @@ fn every_test_named_on_the_guarantees_page_exists() {
         .filter(|c| c.starts_with("class") && c.contains('_') && !c.contains(' '))
         .collect();
     assert!(named.len() >= 15, "only {} tests named", named.len());
-    let mut sources = String::new();
-    let mut dirs = vec![common::repo_root().join("cargo-diskbench/tests")];
-    while let Some(dir) = dirs.pop() {
-        for e in std::fs::read_dir(&dir).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                dirs.push(p);
-            } else if p.extension().is_some_and(|x| x == "rs") {
-                sources.push_str(&std::fs::read_to_string(&p).unwrap());
-            }
-        }
-    }
+    let sources: String = common::tree::files(&common::repo_root().join("cargo-diskbench/tests"))
+        .iter()
+        .filter(|p| p.extension().is_some_and(|x| x == "rs"))
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
     for name in &named {
         assert!(
             sources.contains(&format!("fn {name}(")),

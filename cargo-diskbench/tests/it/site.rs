@@ -93,26 +93,6 @@ fn ok(out: &std::process::Output) {
     );
 }
 
-/// Every file under `dir`, relative, with its bytes.
-fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.insert(
-                    p.strip_prefix(dir).unwrap().to_path_buf(),
-                    std::fs::read(&p).unwrap(),
-                );
-            }
-        }
-    }
-    out
-}
-
 /// Values of `attr="..."` in an HTML text.
 fn attr_values<'a>(html: &'a str, attr: &str) -> Vec<&'a str> {
     let pat = format!(" {attr}=\"");
@@ -130,7 +110,7 @@ fn attr_values<'a>(html: &'a str, attr: &str) -> Vec<&'a str> {
 /// Check every page of a built site: internal links resolve (file and #fragment), nothing
 /// points to another host, no script, no file outside the folder. Returns the pages' text.
 fn check_site(out: &Path) -> BTreeMap<PathBuf, String> {
-    let files = snapshot(out);
+    let files = common::tree::contents(out);
     assert!(files.contains_key(Path::new(".nojekyll")));
     assert!(files.contains_key(Path::new("assets/style.css")));
     let root = out.canonicalize().unwrap();
@@ -216,13 +196,13 @@ fn generated_records_make_a_complete_safe_site() {
     let (results, out) = (tmp.path().join("results"), tmp.path().join("site"));
     let fleet = Fleet::small();
     let n = write_fleet(&results, &fleet);
-    let before = snapshot(&results);
+    let before = common::tree::contents(&results);
     let run = site(&results, &out, &[]);
     ok(&run);
     assert!(String::from_utf8_lossy(&run.stderr).contains(&format!("{n} records, 0 left out")));
     assert_eq!(
         before,
-        snapshot(&results),
+        common::tree::contents(&results),
         "the results folder was modified"
     );
     // Nothing was written next to the output folder.
@@ -342,7 +322,7 @@ fn generated_records_make_a_complete_safe_site() {
     // The output may not be inside the results.
     let inside = site(&results, &results.join("site"), &[]);
     assert_eq!(inside.status.code(), Some(2));
-    assert_eq!(before, snapshot(&results));
+    assert_eq!(before, common::tree::contents(&results));
 }
 
 #[test]
@@ -449,7 +429,7 @@ fn ratio_text(r: f64) -> String {
 }
 
 fn published_csv() -> PathBuf {
-    common::repo_root().join("fixtures/published/ec2-storage-2026-09-30_10-01.csv")
+    common::fixture::path(common::fixture::PUBLISHED_CSV)
 }
 
 #[test]
@@ -594,9 +574,7 @@ fn fio_json_imports_with_leading_noise_and_bad_input_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let results = tmp.path().join("results");
     let fio = tmp.path().join("fio.json");
-    let text =
-        std::fs::read_to_string(common::repo_root().join("fixtures/fio/fio-3.33-suite.json"))
-            .unwrap();
+    let text = common::fixture::read(common::fixture::FIO_SUITE);
     std::fs::write(&fio, format!("fio: note, this line is not JSON\n{text}")).unwrap();
     let out = common::run(&[
         "import",
@@ -622,7 +600,7 @@ fn fio_json_imports_with_leading_noise_and_bad_input_is_refused() {
         "date,label,seq-read_mib_s\n2026-10-01,ok,100\n2026-10-02,broken,fast\n",
     )
     .unwrap();
-    let before = snapshot(&results);
+    let before = common::tree::contents(&results);
     let out = common::run(&[
         "import",
         bad.to_str().unwrap(),
@@ -632,7 +610,7 @@ fn fio_json_imports_with_leading_noise_and_bad_input_is_refused() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("bad.csv") && err.contains("line 3"), "{err}");
-    assert_eq!(before, snapshot(&results));
+    assert_eq!(before, common::tree::contents(&results));
 }
 
 #[test]
@@ -655,7 +633,7 @@ fn bad_records_are_reported_by_path_and_skipped_and_strict_fails() {
     v["runner"]["cpu_model"] = serde_json::json!(12345);
     std::fs::write(results.join("wrong-type.json"), v.to_string()).unwrap();
     std::fs::write(results.join("notes.txt"), "not a record, not a .json").unwrap();
-    let before = snapshot(&results);
+    let before = common::tree::contents(&results);
 
     let run = site(&results, &out, &[]);
     ok(&run);
@@ -683,7 +661,7 @@ fn bad_records_are_reported_by_path_and_skipped_and_strict_fails() {
         err.contains("--strict") && err.contains("truncated.json") && err.contains("future.json")
     );
     assert!(!strict_out.exists(), "--strict wrote a site anyway");
-    assert_eq!(before, snapshot(&results));
+    assert_eq!(before, common::tree::contents(&results));
 }
 
 // ---------------------------------------------------------------- browser
@@ -757,9 +735,7 @@ fn pages_render_in_chromium_without_console_errors() {
         if std::env::var_os("CI").is_some() {
             panic!("chromium is not installed, and CI is set: the browser test must run in CI");
         }
-        eprintln!(
-            "SKIPPED: chromium not found (install Debian's chromium); set CI=1 to make this fail"
-        );
+        common::skip("chromium not found (install Debian's chromium; CI=1 also makes this fail)");
         return;
     };
     let tmp = tempfile::tempdir().unwrap();
@@ -1150,10 +1126,11 @@ fn probe_at(chrome: &Path, page: &Path, width: u32) -> OverflowReport {
 fn imported_fio_jobs_are_columns_only_with_the_columns_settings() {
     let tmp = tempfile::tempdir().unwrap();
     let (results, out) = (tmp.path().join("results"), tmp.path().join("site"));
-    let text =
-        std::fs::read_to_string(common::repo_root().join("fixtures/fio/fio-3.33-suite.json"))
-            .unwrap()
-            .replacen("\"numjobs\" : \"4\"", "\"numjobs\" : \"2\"", 1);
+    let text = common::fixture::read(common::fixture::FIO_SUITE).replacen(
+        "\"numjobs\" : \"4\"",
+        "\"numjobs\" : \"2\"",
+        1,
+    );
     let sub = tmp.path().join("runs");
     std::fs::create_dir(&sub).unwrap();
     std::fs::write(sub.join("fio-2x.json"), &text).unwrap();
@@ -1241,14 +1218,13 @@ fn steps_page_with_one_runner_shows_the_times_and_what_more_runners_add() {
 fn published_build_timings_make_the_steps_page_and_steps_json() {
     let tmp = tempfile::tempdir().unwrap();
     let (results, out) = (tmp.path().join("results"), tmp.path().join("site"));
-    let dir = common::repo_root().join("fixtures/published");
     let files: Vec<String> = [
-        "build-steps-node-2026-10-10.csv",
-        "hardware-node-runners-2026-10-08.csv",
-        "ec2-storage-2026-09-30_10-01.csv",
+        "published/build-steps-node-2026-10-10.csv",
+        "published/hardware-node-runners-2026-10-08.csv",
+        common::fixture::PUBLISHED_CSV,
     ]
     .iter()
-    .map(|f| dir.join(f).to_str().unwrap().to_string())
+    .map(|f| common::fixture::path(f).to_str().unwrap().to_string())
     .collect();
     let mut args = vec!["import"];
     args.extend(files.iter().map(|s| s.as_str()));

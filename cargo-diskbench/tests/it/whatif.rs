@@ -3,9 +3,9 @@
 //! tool made remains, no tmpfs of the memory condition is mounted and `--dir` is empty.
 //!
 //! Figures are asserted as ratios with margins a real effect clears by far (a capped sqlite
-//! is 5-30x slower here), never as timings. Without root the tests say so and pass: the
-//! experiments need root by design (see `without_root_the_experiments_exit_2_before_any_step`,
-//! which runs as `nobody`).
+//! is 5-30x slower here), never as timings. The experiments need root by design (see
+//! `without_root_the_experiments_exit_2_before_any_step`, which drops to `nobody`), so these
+//! tests are `#[ignore]`d: `.ci/run` runs them as root with `--ignored`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -16,15 +16,6 @@ use serde_json::Value;
 use crate::common;
 
 const BLKIO: &str = "/sys/fs/cgroup/blkio";
-
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
-    if !root {
-        eprintln!("skipped: the what-if experiments need root");
-    }
-    root
-}
 
 /// The block-I/O hierarchy's root (v1 blkio here, else the unified hierarchy).
 fn hierarchy_root() -> PathBuf {
@@ -151,10 +142,9 @@ fn project_with(steps_toml: &str) -> tempfile::TempDir {
 }
 
 #[test]
+#[ignore = "needs root: .ci/run runs these as root with --ignored"]
 fn sqlite_under_an_iops_cap_is_much_slower_and_latency_bound_by_experiment() {
-    if !is_root() {
-        return;
-    }
+    common::require_root();
     let _quiet = common::disk_quiet();
     let limits = machine_limits();
     let project = tempfile::tempdir().unwrap();
@@ -259,10 +249,9 @@ fn shown_on_the_site(record: &Value) {
 }
 
 #[test]
+#[ignore = "needs root: .ci/run runs these as root with --ignored"]
 fn a_streaming_step_is_slowed_only_by_the_bandwidth_cap() {
-    if !is_root() {
-        return;
-    }
+    common::require_root();
     let _quiet = common::disk_quiet();
     let limits = machine_limits();
     // v1 throttles only what the step submits itself: O_DIRECT writes (synced) and O_DIRECT
@@ -298,10 +287,9 @@ fn a_streaming_step_is_slowed_only_by_the_bandwidth_cap() {
 }
 
 #[test]
+#[ignore = "needs root: .ci/run runs these as root with --ignored"]
 fn a_generated_cargo_build_does_not_move_under_caps_and_is_cpu_bound() {
-    if !is_root() {
-        return;
-    }
+    common::require_root();
     let _quiet = common::disk_quiet();
     let limits = machine_limits();
     let project = tempfile::tempdir().unwrap();
@@ -358,10 +346,9 @@ fn a_generated_cargo_build_does_not_move_under_caps_and_is_cpu_bound() {
 /// here is the client reading the cold context under the cap; the daemon's part is shown by
 /// where its processes were, not by the time. On cgroup v2 its write-back is capped too.
 #[test]
+#[ignore = "needs root: .ci/run runs these as root with --ignored"]
 fn docker_build_is_slower_with_its_daemon_capped_and_the_daemon_goes_back() {
-    if !is_root() {
-        return;
-    }
+    common::require_root();
     let _quiet = common::disk_quiet();
     let limits = machine_limits();
     let project = tempfile::tempdir().unwrap();
@@ -398,10 +385,9 @@ fn docker_build_is_slower_with_its_daemon_capped_and_the_daemon_goes_back() {
 /// Ctrl-C during a capped run, and during a run on memory: exit 130, and the cgroup, the
 /// tmpfs and the step's processes are gone.
 #[test]
+#[ignore = "needs root: .ci/run runs these as root with --ignored"]
 fn ctrl_c_in_a_capped_or_memory_run_leaves_nothing_behind() {
-    if !is_root() {
-        return;
-    }
+    common::require_root();
     let _quiet = common::disk_quiet();
     let limits = machine_limits();
     for (condition, mark) in [("iops-capped", "cargo-diskbench-"), ("memory", "tmpfs")] {
@@ -457,10 +443,9 @@ fn ctrl_c_in_a_capped_or_memory_run_leaves_nothing_behind() {
 /// A step that fails only under the cap: the condition is recorded as failed, the step and
 /// the run are not, and everything is cleaned up.
 #[test]
+#[ignore = "needs root: .ci/run runs these as root with --ignored"]
 fn a_step_failing_under_a_cap_is_recorded_and_cleaned_up() {
-    if !is_root() {
-        return;
-    }
+    common::require_root();
     let _quiet = common::disk_quiet();
     let limits = machine_limits();
     let project = project_with(
@@ -492,10 +477,9 @@ fn a_step_failing_under_a_cap_is_recorded_and_cleaned_up() {
 }
 
 #[test]
+#[ignore = "needs root: .ci/run runs these as root with --ignored"]
 fn on_tmpfs_the_capped_conditions_are_refused_by_name_and_memory_still_runs() {
-    if !is_root() {
-        return;
-    }
+    common::require_root();
     let _quiet = common::disk_quiet();
     let limits = machine_limits();
     let project = tempfile::tempdir().unwrap();
@@ -545,10 +529,9 @@ fn on_tmpfs_the_capped_conditions_are_refused_by_name_and_memory_still_runs() {
 }
 
 #[test]
+#[ignore = "needs root: .ci/run runs these as root with --ignored"]
 fn without_root_the_experiments_exit_2_before_any_step() {
-    if !is_root() {
-        return;
-    }
+    common::require_root();
     let project = project_with(
         "[[steps]]\nid = \"touch\"\nrun = \"echo ran > $DISKBENCH_SCRATCH/../../ran\"\n",
     );
@@ -606,7 +589,7 @@ fn like_results() -> tempfile::TempDir {
     let results = tempfile::tempdir().unwrap();
     let out = common::bin()
         .arg("import")
-        .arg(common::repo_root().join("fixtures/published/ec2-storage-2026-09-30_10-01.csv"))
+        .arg(common::fixture::path(common::fixture::PUBLISHED_CSV))
         .arg("--results")
         .arg(results.path())
         .output()
@@ -622,10 +605,9 @@ fn like_results() -> tempfile::TempDir {
 /// The EBS gp3 default runner (400 MiB/s, 3000 IOPS) is well below this disk: capped like
 /// it, the four throughput columns land within 25% of its figures.
 #[test]
+#[ignore = "needs root: .ci/run runs these as root with --ignored"]
 fn run_like_an_ebs_runner_lands_within_25_percent_of_its_figures() {
-    if !is_root() {
-        return;
-    }
+    common::require_root();
     let _quiet = common::disk_quiet();
     let limits = machine_limits();
     let results = like_results();
@@ -760,10 +742,9 @@ fn run_like_an_ebs_runner_lands_within_25_percent_of_its_figures() {
 /// A run killed outright (SIGKILL) cannot clean up: its cgroup (with the step still in it)
 /// and its tmpfs stay. The next `--what-if` run removes both before it starts.
 #[test]
+#[ignore = "needs root: .ci/run runs these as root with --ignored"]
 fn the_next_run_removes_what_a_killed_run_left() {
-    if !is_root() {
-        return;
-    }
+    common::require_root();
     let _quiet = common::disk_quiet();
     let limits = machine_limits();
     for (condition, mark) in [("iops-capped", "cargo-diskbench-"), ("memory", "tmpfs")] {
@@ -824,10 +805,9 @@ fn the_next_run_removes_what_a_killed_run_left() {
 /// lock) instead of capping the first one's work or mistaking its cgroup for a daemon's own.
 /// Both finish, each with its own experiment, and nothing is left.
 #[test]
+#[ignore = "needs root: .ci/run runs these as root with --ignored"]
 fn a_second_what_if_run_waits_for_the_first() {
-    if !is_root() {
-        return;
-    }
+    common::require_root();
     let _quiet = common::disk_quiet();
     let limits = machine_limits();
     let project =

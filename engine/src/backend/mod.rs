@@ -3,6 +3,8 @@
 //! with pread/pwrite at once; io_uring queues SQEs and submits and waits in one syscall;
 //! libaio submits iocbs with io_submit and reaps them with io_getevents, as fio's libaio does.
 
+#[cfg(test)]
+pub(crate) mod fake;
 pub mod io_uring;
 pub mod libaio;
 pub(crate) mod psync;
@@ -68,6 +70,13 @@ pub(crate) trait Backend {
     /// completion that is ready to `done`. EINTR comes back as `ErrorKind::Interrupted`; the
     /// caller checks for Ctrl-C and calls again.
     fn submit_and_reap(&mut self, done: &mut Vec<Completion>) -> io::Result<()>;
+    /// The clock the job loop times this backend's I/Os by: CLOCK_MONOTONIC nanoseconds. A
+    /// scripted backend (the job loop's tests) keeps a clock of its own, so its figures are
+    /// exact.
+    #[inline]
+    fn now_ns(&self) -> u64 {
+        crate::cpu::mono_ns()
+    }
 }
 
 /// Run the sync a write asked for (`WriteDatasync`, `WriteFsync`) as a plain system call,

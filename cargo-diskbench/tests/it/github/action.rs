@@ -215,45 +215,37 @@ fn the_action_cache_key_covers_every_file_compiled_in() {
     let root = common::repo_root();
     let mut seen = 0;
     for crate_dir in ["engine", "site-gen", "cargo-diskbench"] {
-        let mut stack = vec![root.join(crate_dir).join("src")];
-        while let Some(dir) = stack.pop() {
-            for entry in fs::read_dir(&dir).unwrap() {
-                let path = entry.unwrap().path();
-                if path.is_dir() {
-                    stack.push(path);
-                    continue;
-                }
-                if path.extension().is_none_or(|x| x != "rs") {
-                    continue;
-                }
-                let text = fs::read_to_string(&path).unwrap();
-                // Code before a test module only.
-                let code = text.split("#[cfg(test)]").next().unwrap();
-                for macro_name in ["include_str!(\"", "include_bytes!(\""] {
-                    for (at, _) in code.match_indices(macro_name) {
-                        let rest = &code[at + macro_name.len()..];
-                        let rel = &rest[..rest.find('"').unwrap()];
-                        let target = path.parent().unwrap().join(rel);
-                        let target = fs::canonicalize(&target)
-                            .unwrap_or_else(|e| panic!("{}: {rel}: {e}", path.display()));
-                        let in_repo = target
-                            .strip_prefix(fs::canonicalize(&root).unwrap())
-                            .unwrap()
-                            .to_string_lossy()
-                            .into_owned();
-                        assert!(
-                            hashed
-                                .iter()
-                                .any(|h| in_repo == *h || in_repo.starts_with(&format!("{h}/"))),
-                            "{}: {in_repo} is compiled in but not in the action's cache key {hashed:?}",
-                            path.display()
-                        );
-                        assert!(
-                            !in_repo.contains("/tests/"),
-                            "{in_repo}: the key skips tests/"
-                        );
-                        seen += 1;
-                    }
+        for path in common::tree::files(&root.join(crate_dir).join("src")) {
+            if path.extension().is_none_or(|x| x != "rs") {
+                continue;
+            }
+            let text = fs::read_to_string(&path).unwrap();
+            // Code before a test module only.
+            let code = text.split("#[cfg(test)]").next().unwrap();
+            for macro_name in ["include_str!(\"", "include_bytes!(\""] {
+                for (at, _) in code.match_indices(macro_name) {
+                    let rest = &code[at + macro_name.len()..];
+                    let rel = &rest[..rest.find('"').unwrap()];
+                    let target = path.parent().unwrap().join(rel);
+                    let target = fs::canonicalize(&target)
+                        .unwrap_or_else(|e| panic!("{}: {rel}: {e}", path.display()));
+                    let in_repo = target
+                        .strip_prefix(fs::canonicalize(&root).unwrap())
+                        .unwrap()
+                        .to_string_lossy()
+                        .into_owned();
+                    assert!(
+                        hashed
+                            .iter()
+                            .any(|h| in_repo == *h || in_repo.starts_with(&format!("{h}/"))),
+                        "{}: {in_repo} is compiled in but not in the action's cache key {hashed:?}",
+                        path.display()
+                    );
+                    assert!(
+                        !in_repo.contains("/tests/"),
+                        "{in_repo}: the key skips tests/"
+                    );
+                    seen += 1;
                 }
             }
         }
@@ -801,20 +793,12 @@ fn the_plan_step_installs_the_pinned_release_or_builds_from_source_and_says_why(
 #[test]
 fn nothing_relies_on_sudo_keeping_the_environment() {
     let dir = common::repo_root().join(".github");
-    let mut stack = vec![dir.clone()];
     let mut read = 0;
-    while let Some(d) = stack.pop() {
-        for entry in fs::read_dir(&d).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-                continue;
-            }
-            let text = fs::read_to_string(&path).unwrap_or_default();
-            read += 1;
-            for needle in ["sudo -E", "sudo --preserve-env", "sudo -sE", "sudo -nE"] {
-                assert!(!text.contains(needle), "{}: {needle}", path.display());
-            }
+    for path in common::tree::files(&dir) {
+        let text = fs::read_to_string(&path).unwrap_or_default();
+        read += 1;
+        for needle in ["sudo -E", "sudo --preserve-env", "sudo -sE", "sudo -nE"] {
+            assert!(!text.contains(needle), "{}: {needle}", path.display());
         }
     }
     assert!(read >= 8, "only {read} files read under .github/");
@@ -863,15 +847,6 @@ fn sudo_rs_stand_in(bin: &Path, log: &Path) {
     );
 }
 
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
-    if !root {
-        eprintln!("skipped: the what-if run through the sudo stand-in needs root");
-    }
-    root
-}
-
 /// `what-if: true` on a runner whose sudo is sudo-rs (Ubuntu 26.04): the run step runs the tool
 /// through a stand-in `sudo` that resets the environment as sudo-rs does and ignores `-E`, as
 /// a runner user (uid 1001 by a stand-in `id`). Root gets exactly the variables the tool
@@ -879,10 +854,9 @@ fn is_root() -> bool {
 /// step finds its toolchain without rustup, no token reaches root; root writes nothing into
 /// the runner user's ~/.cargo, and only what the run created is handed back to the user.
 #[test]
+#[ignore = "needs root: .ci/run runs these as root with --ignored"]
 fn the_action_runs_the_tool_as_root_with_exactly_the_variables_it_needs() {
-    if !is_root() {
-        return;
-    }
+    common::require_root();
     let _disk = common::disk_load();
     let tmp = common::sandbox();
     let bin = tmp.path().join("fake-bin");

@@ -61,20 +61,10 @@ fn step_script(file_text: &str, id: &str) -> String {
 
 /// Every file below `dir` (relative path -> bytes).
 fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in fs::read_dir(&d).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() && !path.is_symlink() {
-                stack.push(path);
-            } else {
-                let rel = path.strip_prefix(dir).unwrap().display().to_string();
-                out.insert(rel, fs::read(&path).unwrap());
-            }
-        }
-    }
-    out
+    common::tree::contents(dir)
+        .into_iter()
+        .map(|(p, bytes)| (p.display().to_string(), bytes))
+        .collect()
 }
 
 /// A record as a runner uploads it: pretty (with a final newline) or compact.

@@ -850,17 +850,11 @@ fn every_diskbench_pin_in_the_docs_resolves() {
     let tags: Vec<&str> = tags.lines().collect();
     let mut files = vec![root.join("README.md")];
     for dir in ["docs", "content"] {
-        let mut stack = vec![root.join(dir)];
-        while let Some(d) = stack.pop() {
-            for entry in fs::read_dir(&d).into_iter().flatten() {
-                let path = entry.unwrap().path();
-                if path.is_dir() {
-                    stack.push(path);
-                } else if path.extension().is_some_and(|x| x == "md") {
-                    files.push(path);
-                }
-            }
-        }
+        files.extend(
+            common::tree::files(&root.join(dir))
+                .into_iter()
+                .filter(|p| p.extension().is_some_and(|x| x == "md")),
+        );
     }
     let mut seen = 0;
     for file in &files {

@@ -1,0 +1,176 @@
+//! Class 8: what a run meets around it: option values out of range, a closed stdout or
+//! stderr, control characters in a label, a scratch folder a killed run left, ramfs.
+
+use super::*;
+
+#[test]
+fn class8_options_name_their_range_and_a_closed_stdout_is_quiet() {
+    // Writes records with fsync: a disk-loading test (see common::disk_quiet).
+    let _disk = common::disk_load();
+    let sb = sandbox();
+    // A value out of range names the option, and its range where it has one.
+    let bad_values: [(&str, &str, Option<&str>); 5] = [
+        ("--runtime", "-1", Some("0.1 to 3600")),
+        ("--runtime", "abc", Some("0.1 to 3600")),
+        ("--runtime", "0.000001", Some("0.1 to 3600")),
+        ("--runtime", "inf", Some("0.1 to 3600")),
+        ("--ramp", "-1", None),
+    ];
+    for (option, value, range) in bad_values {
+        let ran = run_in(sb.path(), &["run", option, value]);
+        assert_eq!(ran.code, Some(2), "{option} {value}: {}", ran.context());
+        assert!(
+            ran.stderr.contains(option),
+            "{option} {value}: {}",
+            ran.stderr
+        );
+        if let Some(range) = range {
+            assert!(
+                ran.stderr.contains(range),
+                "{option} {value}: {}",
+                ran.stderr
+            );
+        }
+    }
+
+    // stdout closed before anything is written, and stdout full.
+    type Stdout = fn() -> Stdio;
+    let stdouts: [(&str, Stdout); 2] = [
+        ("closed stdout", || {
+            let (reader, writer) = std::io::pipe().unwrap();
+            drop(reader);
+            writer.into()
+        }),
+        ("> /dev/full", || {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open("/dev/full")
+                .unwrap()
+                .into()
+        }),
+    ];
+    for args in [&["fio", "--help"][..], &["machine"][..], &["--help"][..]] {
+        for (what, stdout) in stdouts {
+            let mut c = cmd_in(sb.path(), args);
+            c.stdout(stdout()).stderr(Stdio::piped());
+            let out = c.output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(!err.contains("panicked"), "{args:?} {what}: {err}");
+            assert_ne!(out.status.code(), Some(101), "{args:?} {what}");
+        }
+    }
+
+    // stderr closed in the middle of a run (`2>&1 >/dev/null | head -c 20`): the progress line
+    // that fails ends the run as an interruption would, with every guard run on the way out:
+    // no test files left in --dir, no record, exit 141 (never a crash).
+    let dir = sb.path().join("closed-stderr");
+    std::fs::create_dir(&dir).unwrap();
+    let res = sb.path().join("closed-stderr-res");
+    let mut c = cmd_in(
+        sb.path(),
+        &[
+            "run",
+            "--dir",
+            "closed-stderr",
+            "--results",
+            "closed-stderr-res",
+            "--size",
+            "8M",
+            "--runtime",
+            "0.5",
+            "--ramp",
+            "0",
+            "--no-steps",
+            "--no-site",
+        ],
+    );
+    c.stderr(Stdio::piped()).stdout(Stdio::null());
+    let mut child = c.spawn().unwrap();
+    // Read the first progress line, then close the pipe: the next line fails mid-run.
+    let mut first = [0u8; 20];
+    std::io::Read::read_exact(child.stderr.as_mut().unwrap(), &mut first).unwrap();
+    drop(child.stderr.take());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(141));
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        0,
+        "test files left"
+    );
+    assert_eq!(count_entries(&res), 0, "a record behind exit 141");
+
+    // Terminal control characters in a label are shown escaped.
+    for label in ["\u{1b}[31mred", "\u{1b}]0;title\u{7}", "a\rb", "\u{9b}2J"] {
+        let out = cmd_in(sb.path(), &["machine", "--label", label])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success());
+        assert!(
+            !text
+                .chars()
+                .any(|c| c.is_control() && c != '\n' && c != '\t'),
+            "{label:?}: {text:?}"
+        );
+    }
+}
+
+#[test]
+fn class8_a_scratch_folder_left_by_a_killed_run_is_reported() {
+    // Writes records with fsync: a disk-loading test (see common::disk_quiet).
+    let _disk = common::disk_load();
+    let sb = sandbox();
+    let dir = sb.path();
+    // A pid that no longer runs: a child that has exited and been waited for.
+    let mut child = Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    let stale = dir.join(".diskbench-00112233aabbccdd");
+    std::fs::create_dir(&stale).unwrap();
+    std::fs::write(stale.join("owner.pid"), format!("{dead}\n")).unwrap();
+    std::fs::write(stale.join("suite.data"), vec![0u8; 4096]).unwrap();
+    // And one a running process owns (this test): not reported.
+    let live = dir.join(".diskbench-00112233aabbccee");
+    std::fs::create_dir(&live).unwrap();
+    std::fs::write(live.join("owner.pid"), format!("{}\n", std::process::id())).unwrap();
+    let mut args = quick_run(".", "res", "seq-read");
+    args.push("--no-site");
+    let ran = run_in(dir, &args);
+    assert_eq!(ran.code, Some(0), "{}", ran.context());
+    assert!(
+        ran.stderr.contains(".diskbench-00112233aabbccdd"),
+        "{}",
+        ran.stderr
+    );
+    assert!(
+        ran.stderr.contains(&format!("pid {dead} no longer runs")),
+        "{}",
+        ran.stderr
+    );
+    assert!(ran.stderr.contains("rm -r"), "{}", ran.stderr);
+    assert!(!ran.stderr.contains("aabbccee"), "{}", ran.stderr);
+    assert!(
+        stale.exists() && live.exists(),
+        "neither is removed without asking"
+    );
+}
+
+#[test]
+#[ignore = "needs root: .ci/run runs these as root with --ignored"]
+fn class8_ramfs_is_measured() {
+    common::require_root();
+    // Writes records with fsync: a disk-loading test (see common::disk_quiet).
+    let _disk = common::disk_load();
+    let sb = sandbox();
+    let mnt = sb.path().join("ramfs");
+    let _mounted = Mounted::new("ramfs", "", &mnt);
+    assert_eq!(
+        engine::testfile::free_bytes(&mnt),
+        None,
+        "ramfs has no free-space figure"
+    );
+    let mut args = quick_run(mnt.to_str().unwrap(), "res", "seq-write");
+    args.push("--no-site");
+    let ran = run_in(sb.path(), &args);
+    assert_eq!(ran.code, Some(0), "{}", ran.context());
+}
