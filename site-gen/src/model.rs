@@ -357,15 +357,27 @@ fn summarise(
     }
 }
 
-/// A column's median above what the newest run's storage can deliver, or marked so by most of
-/// the runs themselves (our own runs record the mark with the PCIe link they saw).
+/// A column's median above what the storage of the newest run with disk figures can deliver,
+/// or marked so by most of the runs themselves (our own runs record the mark with the PCIe link
+/// they saw). A runner whose newest record is an imported build-timings record (no disk
+/// figures, storage of unknown class) is judged by the record its figures come from, so a tmpfs
+/// runner stays tmpfs and is never marked: memory is what tmpfs is.
 fn cache_suspect(
     records: &[LoadedRecord],
     runs: &[usize],
     c: ColumnId,
     med: f64,
 ) -> Option<String> {
-    let newest = &records[runs[0]].record;
+    let Some(newest) = runs
+        .iter()
+        .map(|&i| &records[i].record)
+        .find(|r| !r.tests.is_empty())
+    else {
+        return None;
+    };
+    if newest.storage.class == StorageClass::Tmpfs {
+        return None;
+    }
     if let Some(ceiling) = record::ceiling::ceiling(&newest.storage)
         && let Some(why) = record::ceiling::exceeds(c, med, &ceiling)
     {

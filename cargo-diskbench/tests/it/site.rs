@@ -1234,6 +1234,63 @@ fn steps_page_with_one_runner_shows_the_times_and_what_more_runners_add() {
     assert!(runner.contains("Cores busy"), "{runner}");
 }
 
+/// The shipped fixtures (`fixtures/published/*.csv`) imported through the command line and
+/// built into a site in `tmp`; returns the site folder and its pages.
+fn fixture_site(tmp: &Path) -> (PathBuf, BTreeMap<PathBuf, String>) {
+    let (results, out) = (tmp.join("results"), tmp.join("site"));
+    let dir = common::repo_root().join("fixtures/published");
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "csv"))
+        .map(|p| p.to_str().unwrap().to_string())
+        .collect();
+    files.sort();
+    assert!(files.len() >= 3, "{files:?}");
+    let mut args = vec!["import"];
+    args.extend(files.iter().map(|s| s.as_str()));
+    args.extend(["--results", results.to_str().unwrap()]);
+    ok(&common::run(&args));
+    ok(&site(&results, &out, &[]));
+    let pages = check_site(&out);
+    (out, pages)
+}
+
+/// Issue 25: the cache check judges a runner by its newest record with disk figures (not an
+/// imported build-timings record of unknown class), and tmpfs is memory, never "a cache".
+#[test]
+fn no_tmpfs_runner_is_marked_as_served_by_a_cache() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (out, pages) = fixture_site(tmp.path());
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("data/runners.json")).unwrap()).unwrap();
+    let runners = json["runners"].as_array().unwrap();
+    let tmpfs: Vec<&serde_json::Value> = runners.iter().filter(|r| r["class"] == "tmpfs").collect();
+    // The EC2 ladder has tmpfs rows and the node runners one more (which also has timings).
+    assert!(tmpfs.len() >= 2, "{json}");
+    assert!(tmpfs.iter().any(|r| r["label"] == "runson-r8a-tmpfs-x64"));
+    for r in &tmpfs {
+        for (c, f) in r["columns"].as_object().unwrap() {
+            assert!(f["cache_suspect"].is_null(), "{} {c}: {f}", r["label"]);
+        }
+    }
+    for (rel, html) in &pages {
+        for label in tmpfs.iter().map(|r| r["label"].as_str().unwrap()) {
+            for piece in html.split(label).skip(1) {
+                let near = &piece[..piece.len().min(300)];
+                assert!(
+                    !near.contains("served by a cache"),
+                    "{}: {label} next to 'served by a cache': {near}",
+                    rel.display()
+                );
+            }
+        }
+    }
+    // A tmpfs runner's own page never carries the mark at all.
+    let page = &pages[Path::new("runners/runson-r8a-tmpfs-x64.html")];
+    assert!(!page.contains("served by a cache"), "{page}");
+}
+
 /// The node job's published timings with the same runners' disk and CPU figures, and the EC2
 /// figures, imported through the command line: the steps page calls typecheck cpu and
 /// `bun install` disk, and `data/steps.json` says the same.
