@@ -542,4 +542,4 @@ fn decide(
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

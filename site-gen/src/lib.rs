@@ -20,6 +20,7 @@ pub mod hist;
 pub mod html;
 pub mod model;
 pub mod page_facts;
+pub mod pick;
 pub mod render;
 pub mod runners_json;
 pub mod stats;
@@ -87,6 +88,7 @@ pub fn build_site(opts: &SiteOptions) -> Result<SiteReport> {
     let findings = findings::findings(&ds);
     lap("dataset and findings");
     let steps = correlation::analyse(&ds);
+    let picks = pick::picks(&ds, &steps);
     let scales = record::ColumnId::ALL.map(|c| ds.column_range(c));
     let site = render::Site {
         ds: &ds,
@@ -95,6 +97,7 @@ pub fn build_site(opts: &SiteOptions) -> Result<SiteReport> {
         pages: &pages,
         findings: &findings,
         steps: &steps,
+        picks: &picks,
         skipped: &loaded.skipped,
         scales,
     };

@@ -1291,6 +1291,82 @@ fn no_tmpfs_runner_is_marked_as_served_by_a_cache() {
     assert!(!page.contains("served by a cache"), "{page}");
 }
 
+/// Issue 25: built from the shipped fixtures, the index opens with "Pick a runner for your
+/// job": a runner for each of the three job kinds, the figure that decides and a link to its
+/// evidence, all from the data (the best disk by synced writes is the one data/runners.json
+/// says; the compile evidence is the node job's typecheck).
+#[test]
+fn index_opens_with_a_runner_for_each_kind_of_job() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (out, pages) = fixture_site(tmp.path());
+    let index = &pages[Path::new("index.html")];
+    let first = index.find("<section").unwrap();
+    assert_eq!(
+        &index[first..first + 40],
+        "<section class=\"pick\" aria-labelledby=\"p",
+        "the first section must be the pick"
+    );
+    let end = index[first..].find("</section>").unwrap() + first;
+    let pick = &index[first..end];
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("data/runners.json")).unwrap()).unwrap();
+    let best_sync = json["runners"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["class"] != "tmpfs")
+        .filter_map(|r| {
+            let f = &r["columns"]["sync-write"];
+            if !f["cache_suspect"].is_null() {
+                return None;
+            }
+            Some((r["label"].as_str()?, f["median"].as_f64()?))
+        })
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .unwrap();
+    for (kind, figure_word) in [
+        ("database", "synced write "),
+        ("install", "sequential write "),
+        ("compile", " threads"),
+    ] {
+        let at = pick
+            .find(&format!("id=\"pick-{kind}\""))
+            .unwrap_or_else(|| panic!("no {kind} answer: {pick}"));
+        let part = &pick[at..];
+        let part = &part[..part[4..].find("<h3").map(|i| i + 4).unwrap_or(part.len())];
+        let li = part
+            .split("<li>")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{part}"));
+        assert!(li.contains("href=\"runners/"), "{kind}: {li}");
+        assert!(
+            li.contains("<b>") && li.contains(figure_word),
+            "{kind}: {li}"
+        );
+        assert!(
+            part.contains("Evidence: <a href=\"steps.html#step-")
+                || part.contains("Evidence: <a href=\"by/"),
+            "{kind}: {part}"
+        );
+        if kind == "database" {
+            assert!(li.contains(best_sync.0), "{kind}: {li} {best_sync:?}");
+            let shown = format!("{}", best_sync.1.round() as u64);
+            let digits: String = li.chars().filter(|c| c.is_ascii_digit()).collect();
+            assert!(digits.contains(&shown), "{kind}: {li} {shown}");
+            assert!(
+                part.contains("tmpfs") && part.contains("synchronous=OFF"),
+                "{part}"
+            );
+        }
+        if kind == "compile" {
+            assert!(
+                part.contains("typecheck") && part.contains("not the disk"),
+                "{part}"
+            );
+        }
+    }
+}
+
 /// The node job's published timings with the same runners' disk and CPU figures, and the EC2
 /// figures, imported through the command line: the steps page calls typecheck cpu and
 /// `bun install` disk, and `data/steps.json` says the same.
@@ -1330,7 +1406,7 @@ fn published_build_timings_make_the_steps_page_and_steps_json() {
         s["follows"].as_str().unwrap().to_string()
     };
     assert_eq!(follows("typecheck"), "cpu");
-    assert!(["bandwidth", "latency"].contains(&follows("bun install").as_str()));
+    assert!(["bandwidth", "throughput", "latency"].contains(&follows("bun install").as_str()));
     assert!(steps.contains("<title>runson-r8a-tmpfs-x64 (tmpfs, imported):"));
     assert!(steps.contains(">imported<"));
     let method = &pages[Path::new("methodology.html")];

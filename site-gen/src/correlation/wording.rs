@@ -229,7 +229,7 @@ pub fn pair_sentence(p: &DiskOnlyPair) -> String {
     );
     match p.reading {
         PairReading::NotTheDisk => s.push_str(&format!(
-            " Within {} (the timings' resolution, or {:.0}% run-to-run spread) that is the same time: not the disk, by this pair; on the slower disk the disk costs it at most about {}.{limits}",
+            " Within {} (the resolution of the timings, or {:.0}% run-to-run spread) that is the same time: not the disk, by this pair; on the slower disk the disk costs it at most about {}.{limits}",
             fmt_t(p.allowance_s),
             TIE_TOLERANCE * 100.0,
             fmt_t(p.allowance_s)
