@@ -88,6 +88,10 @@ pub const PLACEHOLDERS: &[(&str, &str)] = &[
         "a figure over the shipped published rows of a storage class (optional `variant`); `figure`: `iops`, `mib_s`, `p99`, `mean`; `stat`: `range`, `median`, `min`, `max`, `rows`",
     ),
     (
+        "published_spread(column=\"sync-write\")",
+        "how far a column spreads over every shipped published row (largest over smallest), and `published_spread(column=\"widest\")`: the column that spreads widest, with its spread",
+    ),
+    (
         "repo_link(path=\"docs/CONTRACT.md\")",
         "a link to a file of the project's repository (optional `text`)",
     ),
@@ -179,6 +183,15 @@ fn render_call(call: &str, facts: &PageFacts) -> Result<String, String> {
                 figure,
                 stat,
             )
+        }
+        "published_spread" => {
+            only_args(&["column"])?;
+            let column = args
+                .iter()
+                .find(|(a, _)| a == "column")
+                .map(|(_, v)| v.as_str())
+                .ok_or("needs column=\"...\"")?;
+            published_spread(&facts.published, column)
         }
         other => Err(format!("unknown placeholder {other:?}")),
     }
@@ -420,6 +433,39 @@ pub fn published(
             ));
         }
     })
+}
+
+/// Largest over smallest headline of a column across every published row (any class).
+pub fn column_spread(records: &[Record], column: ColumnId) -> Option<f64> {
+    let values: Vec<f64> = records
+        .iter()
+        .filter_map(|r| r.test(column)?.headline())
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .collect();
+    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = values.iter().copied().fold(0.0, f64::max);
+    (values.len() >= 2).then(|| hi / lo)
+}
+
+/// `published_spread(column=...)`: "805 x"; `column="widest"`: "random read (1,316 x)".
+pub fn published_spread(records: &[Record], column: &str) -> Result<String, String> {
+    if column == "widest" {
+        let (c, r) = ColumnId::ALL
+            .into_iter()
+            .filter_map(|c| Some((c, column_spread(records, c)?)))
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .ok_or("no published column has two rows")?;
+        let title = if c == ColumnId::Qd1Read {
+            c.title().to_string()
+        } else {
+            c.title().to_lowercase()
+        };
+        return Ok(format!("{title} ({})", crate::stats::fmt_ratio(r)));
+    }
+    let c = ColumnId::parse(column).ok_or(format!("unknown column {column:?}"))?;
+    column_spread(records, c)
+        .map(crate::stats::fmt_ratio)
+        .ok_or(format!("fewer than two published rows have {column}"))
 }
 
 /// Text safe inside a Markdown table cell.
