@@ -1367,6 +1367,173 @@ fn index_opens_with_a_runner_for_each_kind_of_job() {
     }
 }
 
+/// A page's text with tags dropped, entities undone and white space folded: what a reader sees.
+fn visible_text(html: &str) -> String {
+    let mut out = String::with_capacity(html.len());
+    let mut in_tag = false;
+    for ch in html.chars() {
+        match ch {
+            '<' => in_tag = true,
+            '>' => {
+                in_tag = false;
+                out.push(' ');
+            }
+            c if !in_tag => out.push(c),
+            _ => {}
+        }
+    }
+    let out = out
+        .replace("&amp;", "&")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#x27;", "'")
+        .replace("&#39;", "'")
+        .replace('\u{2019}', "'")
+        .replace(['\u{201c}', '\u{201d}'], "\"");
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Issue 25, point 6: the wrong or misleading sentences found in the guide are gone from every
+/// page built from the shipped fixtures (and from the README), and each corrected sentence is
+/// there with a link to its source on the same page.
+#[test]
+fn corrected_guide_sentences_stay_corrected() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_, pages) = fixture_site(tmp.path());
+    let readme = std::fs::read_to_string(common::repo_root().join("README.md")).unwrap();
+    let mut texts: Vec<(String, String)> = pages
+        .iter()
+        .map(|(p, h)| (p.display().to_string(), visible_text(h)))
+        .collect();
+    texts.push((
+        "README.md".into(),
+        readme.split_whitespace().collect::<Vec<_>>().join(" "),
+    ));
+    let wrong = [
+        // write_bytes is counted when pages are dirtied; ru_maxrss is the largest process.
+        "bytes that reached storage",
+        "of the whole process tree",
+        // The what-if cpu outcome needs two conditions; an experiment is not proof.
+        "neither moved it beyond the normal runs' spread",
+        "an experiment is proof",
+        // The code refuses every non-root user.
+        "or a delegated cgroup",
+        // Azure's OS-disk address also holds ephemeral OS disks.
+        "at the VMBus address of Azure's OS disk or on Azure's data-disk SCSI controllers (a managed disk)",
+        "Azure managed disk (a Hyper-V SCSI disk at Azure's OS or data disk address)",
+        // The ceilings overclaimed.
+        "certainly not the disk's",
+        "generous on purpose",
+        // File preparation: the lengths differ from the harness's.
+        "prepares files as the public harness does",
+        // Depth does not matter more than the storage class; sync-write is not the widest.
+        "Depth matters more than anything else",
+        "spreads wider across runners than any other",
+        // Unsupported.
+        "Most build tools are the second kind of program",
+        "which many virtual disks answer without touching storage",
+        "gains more from a faster CPU than from anything else",
+        "the floor of your job's time",
+        "31-38 GB/s",
+        "19.8 GB/s",
+        // The disk-only pair is now used, and the words are one vocabulary.
+        "never used to make it",
+        "bandwidth (sequential, or random at depth)",
+        "it waits on the latency of many small",
+    ];
+    for (name, text) in &texts {
+        for w in wrong {
+            assert!(!text.contains(w), "{name} still says {w:?}");
+        }
+    }
+    // Each correction is on its page, with a link to a source in the same section.
+    let corrected = [
+        ("build-steps.html", "the largest single", "getrusage"),
+        ("build-steps.html", "counted when", "proc"),
+        ("what-if.html", "Both conditions are needed", "judgement.rs"),
+        ("what-if.html", "run as any other user", "preflight.rs"),
+        (
+            "machine.html",
+            "ephemeral OS disk",
+            "methodology.html#sources",
+        ),
+        (
+            "methodology.html",
+            "ephemeral OS disk",
+            "ephemeral-os-disks",
+        ),
+        (
+            "methodology.html",
+            "most likely a cache's, not proof",
+            "ceiling.rs",
+        ),
+        (
+            "methodology.html",
+            "20 s after 2 s on 2 GiB",
+            "options.html",
+        ),
+        (
+            "columns.html",
+            "how many requests are in flight matters most",
+            "verdicts.html",
+        ),
+        (
+            "columns.html",
+            "the widest column there is",
+            "benchmark-public",
+        ),
+        (
+            "columns.html",
+            "cannot show a burst running out",
+            "options.html",
+        ),
+        (
+            "methodology.html",
+            "called not the disk by that pair",
+            "correlation.rs",
+        ),
+    ];
+    for (page, sentence, source) in corrected {
+        let html = &pages[Path::new(page)];
+        let text = visible_text(html);
+        assert!(text.contains(sentence), "{page}: {sentence:?} missing");
+        // The page links the source (in the sentence's section or its Sources section).
+        assert!(
+            attr_values(html, "href").iter().any(|h| h.contains(source)),
+            "{page}: no link to {source} for {sentence:?}"
+        );
+    }
+}
+
+/// Issue 25, point 7: each guide page opens with a plain answer in three lines, before the
+/// detail.
+#[test]
+fn guide_pages_open_with_a_three_line_answer() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_, pages) = fixture_site(tmp.path());
+    for page in [
+        "columns.html",
+        "verdicts.html",
+        "methodology.html",
+        "what-if.html",
+    ] {
+        let html = &pages[Path::new(page)];
+        let h1 = html.find("<h1").unwrap();
+        let first_p = html[h1..].find("<p>").unwrap() + h1;
+        let end = html[first_p..].find("</p>").unwrap() + first_p;
+        let para = &html[first_p..end];
+        assert!(
+            para.starts_with("<p><strong>In three lines.</strong>"),
+            "{page}: {para}"
+        );
+        let lines: Vec<&str> = para.lines().filter(|l| !l.trim().is_empty()).collect();
+        assert_eq!(lines.len(), 3, "{page}: {para}");
+        // Nothing but the page title comes before it.
+        assert!(!html[h1..first_p].contains("<h2"), "{page}");
+    }
+}
+
 /// The node job's published timings with the same runners' disk and CPU figures, and the EC2
 /// figures, imported through the command line: the steps page calls typecheck cpu and
 /// `bun install` disk, and `data/steps.json` says the same.
