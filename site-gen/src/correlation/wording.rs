@@ -1,7 +1,7 @@
 //! The conclusion of a step's analysis in words. Every figure in a sentence comes from the
 //! analysis; nothing here decides anything.
 
-use super::{
+use super::analysis::{
     By, DiskOnlyPair, Figure, Follows, Link, MAX_RESOLUTION_SHARE, MIN_RUNNERS, NoCall,
     PairReading, StepAnalysis,
 };
