@@ -1506,6 +1506,59 @@ fn corrected_guide_sentences_stay_corrected() {
     }
 }
 
+/// "4,336": a whole number with thousands separators.
+fn grouped(v: f64) -> String {
+    let digits = format!("{}", v.round() as u64);
+    let mut out = String::new();
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+/// Issue 25, point 7: figures the guide quotes from the shipped rows are the rows' own,
+/// computed here from the CSV files independently of the site: the GitHub-hosted runners'
+/// synced writes and QD1 reads, and how far synced writes spread over the EC2 ladder.
+#[test]
+fn figures_quoted_by_the_guide_come_from_the_fixtures() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_, pages) = fixture_site(tmp.path());
+    let columns = visible_text(&pages[Path::new("columns.html")]);
+    let dir = common::repo_root().join("fixtures/published");
+    let hw = csv_rows(
+        &std::fs::read_to_string(dir.join("hardware-node-runners-2026-10-08.csv")).unwrap(),
+    );
+    for col in ["sync-write", "qd1-read"] {
+        let v: Vec<f64> = hw
+            .iter()
+            .filter(|r| r["provider"] == "GitHub")
+            .map(|r| r[&format!("{col}_iops")].parse().unwrap())
+            .collect();
+        assert!(v.len() >= 2);
+        let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = v.iter().copied().fold(0.0, f64::max);
+        let want = format!("{} IOPS–{} IOPS", grouped(lo), grouped(hi));
+        assert!(columns.contains(&want), "columns.html lacks {want}");
+    }
+    let ec2 = csv_rows(&std::fs::read_to_string(published_csv()).unwrap());
+    let sync: Vec<f64> = ec2
+        .iter()
+        .filter_map(|r| r.get("sync-write_iops")?.parse().ok())
+        .collect();
+    let spread = sync.iter().copied().fold(0.0, f64::max)
+        / sync.iter().copied().fold(f64::INFINITY, f64::min);
+    // As the site writes a ratio: one decimal below 100, none (with separators) above.
+    let want = if spread >= 100.0 {
+        format!("spreads {} x", grouped(spread))
+    } else {
+        format!("spreads {spread:.1} x")
+    };
+    assert!(columns.contains(&want), "columns.html lacks {want}");
+}
+
 /// Issue 25, point 7: each guide page opens with a plain answer in three lines, before the
 /// detail.
 #[test]
