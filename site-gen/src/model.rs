@@ -368,13 +368,10 @@ fn cache_suspect(
     c: ColumnId,
     med: f64,
 ) -> Option<String> {
-    let Some(newest) = runs
+    let newest = runs
         .iter()
         .map(|&i| &records[i].record)
-        .find(|r| !r.tests.is_empty())
-    else {
-        return None;
-    };
+        .find(|r| !r.tests.is_empty())?;
     if newest.storage.class == StorageClass::Tmpfs {
         return None;
     }
