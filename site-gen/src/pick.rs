@@ -305,6 +305,9 @@ fn install(ds: &Dataset, steps: &[StepAnalysis]) -> JobPick {
         .iter()
         .find_map(|(_, s)| match (s.by, s.deciding) {
             (By::Correlation, Some(Figure::Column(c))) => Some(c),
+            // An experiment that says small operations: small writes at depth decide.
+            (By::Experiment, _) if s.follows == Follows::Latency => Some(ColumnId::RandWrite),
+            (By::Experiment, _) if s.follows == Follows::Bandwidth => Some(ColumnId::SeqWrite),
             _ => None,
         });
     let main = decided.unwrap_or(ColumnId::SeqWrite);

@@ -23,7 +23,7 @@ pub fn steps_json(steps: &[StepAnalysis]) -> Value {
             "rank": "Spearman's rho of the step's median time per runner against each figure; figures within 10% of each other tie",
             "controlled": "partial rank correlation: each disk figure with the CPU figure held fixed, each CPU figure with the best disk figure held fixed",
             "interval": format!("{:.1}% percentile bootstrap over runners (95% for a step's {} figures together, Bonferroni), {} resamples, fixed seed; none where fewer than {:.0}% of resamples define the figure", rank::COVERAGE * 100.0, rank::FIGURES_TESTED, rank::RESAMPLES, rank::MIN_DEFINED_SHARE * 100.0),
-            "call": "from the controlled figures, only where the interval lies below zero; an experiment (what_if) outranks it",
+            "call": "from the controlled figures, only where the interval lies below zero (qd1-read, sync-write: latency; rand-read, rand-write: throughput at depth; seq-read, seq-write: bandwidth); a disk-only pair (same CPU, disks at least 10x apart in every figure, times within their resolution or 10%) calls not-disk where the ranks made no call or a disk call; an experiment (what_if) outranks both",
             "tie_tolerance": rank::TIE_TOLERANCE,
             "min_runners": super::MIN_RUNNERS,
         },
