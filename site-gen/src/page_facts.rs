@@ -27,21 +27,21 @@ use record::{BackendKind, ColumnId, ColumnSettings, Record, StorageClass};
 use crate::stats::{fmt_ns, fmt_sig};
 
 /// The published figures shipped with the project (imported, never shown as measured here).
-pub const PUBLISHED_CSV: (&str, &str) = (
+pub(crate) const PUBLISHED_CSV: (&str, &str) = (
     "ec2-storage-2026-09-30_10-01.csv",
     include_str!("../published/ec2-storage-2026-09-30_10-01.csv"),
 );
 
 /// The published hardware figures of the node job's runners (GitHub-hosted and RunsOn), with
 /// their providers: `published(provider="GitHub", ...)` draws on these.
-pub const PUBLISHED_HARDWARE_CSV: (&str, &str) = (
+pub(crate) const PUBLISHED_HARDWARE_CSV: (&str, &str) = (
     "hardware-node-runners-2026-10-08.csv",
     include_str!("../published/hardware-node-runners-2026-10-08.csv"),
 );
 
 /// Everything the placeholders draw on. [`PageFacts::from_code`] takes the code's own tables;
 /// tests build variations (a row removed or added) and see the page follow.
-pub struct PageFacts<'a> {
+pub(crate) struct PageFacts<'a> {
     pub fs_rules: Vec<&'a FsRule>,
     pub disk_rules: Vec<&'a DiskRule>,
     pub fsync_options: Vec<(&'a str, &'a str)>,
@@ -55,7 +55,7 @@ pub struct PageFacts<'a> {
 impl PageFacts<'static> {
     /// The code's tables and the shipped published figures. Fails only when interrupted while
     /// the figures are read (the shipped CSV itself is tested to parse).
-    pub fn from_code() -> anyhow::Result<Self> {
+    pub(crate) fn from_code() -> anyhow::Result<Self> {
         let published =
             crate::import::csv_records(PUBLISHED_CSV.1, PUBLISHED_CSV.0).map_err(|e| {
                 record::cancel::check()
@@ -83,7 +83,7 @@ impl PageFacts<'static> {
 
 /// Every placeholder as a page calls it, and what it becomes: the report-site page lists them
 /// from here (`{{ placeholders() }}`), and a test expands each example.
-pub const PLACEHOLDERS: &[(&str, &str)] = &[
+pub(crate) const PLACEHOLDERS: &[(&str, &str)] = &[
     (
         "class_rules()",
         "the storage-class rules, in the order they are tried",
@@ -116,11 +116,11 @@ pub const PLACEHOLDERS: &[(&str, &str)] = &[
 ];
 
 /// The repository the project is published from (`repository` in Cargo.toml).
-pub const REPOSITORY: &str = env!("CARGO_PKG_REPOSITORY");
+pub(crate) const REPOSITORY: &str = env!("CARGO_PKG_REPOSITORY");
 
 /// Replace every placeholder in `md`. An unknown name or a bad argument is an error that names
 /// the placeholder.
-pub fn expand(md: &str, facts: &PageFacts) -> Result<String, String> {
+pub(crate) fn expand(md: &str, facts: &PageFacts) -> Result<String, String> {
     let mut out = String::with_capacity(md.len());
     let mut rest = md;
     while let Some(start) = rest.find("{{") {
@@ -251,7 +251,7 @@ fn parse_args(s: &str) -> Result<Vec<(String, String)>, String> {
 
 /// The storage-class rules in the order the code tries them: filesystem types first, then
 /// each disk at the bottom of the device chain.
-pub fn class_rules(fs_rules: &[&FsRule], disk_rules: &[&DiskRule]) -> String {
+pub(crate) fn class_rules(fs_rules: &[&FsRule], disk_rules: &[&DiskRule]) -> String {
     let mut md =
         String::from("| # | looks at | matches when | rule | class |\n|---|---|---|---|---|\n");
     let mut n = 0;
@@ -284,7 +284,7 @@ pub fn class_rules(fs_rules: &[&FsRule], disk_rules: &[&DiskRule]) -> String {
 
 /// A Markdown link to `path` in the repository: a file under `blob/main/`, a folder (ending in
 /// `/`) under `tree/main/`. The path is relative to the repository root and stays inside it.
-pub fn repo_link(path: &str, text: Option<&str>) -> Result<String, String> {
+pub(crate) fn repo_link(path: &str, text: Option<&str>) -> Result<String, String> {
     let inside = !path.is_empty()
         && !path.starts_with('/')
         && path
@@ -307,7 +307,7 @@ pub fn repo_link(path: &str, text: Option<&str>) -> Result<String, String> {
 }
 
 /// The placeholders a page can use, as a table.
-pub fn placeholders(list: &[(&str, &str)]) -> String {
+pub(crate) fn placeholders(list: &[(&str, &str)]) -> String {
     let mut md = String::from("| placeholder | becomes |\n|---|---|\n");
     for (call, what) in list {
         // Written out, not expanded: `expand` does not read its own output again.
@@ -321,7 +321,7 @@ pub fn placeholders(list: &[(&str, &str)]) -> String {
 }
 
 /// The mount options the record flags as changing what `fdatasync` costs.
-pub fn flagged_mount_options(options: &[(&str, &str)]) -> String {
+pub(crate) fn flagged_mount_options(options: &[(&str, &str)]) -> String {
     let mut md = String::from("| mount option | why it is flagged |\n|---|---|\n");
     for (opt, why) in options {
         md.push_str(&format!("| `{opt}` | {} |\n", cell(why)));
@@ -330,7 +330,7 @@ pub fn flagged_mount_options(options: &[(&str, &str)]) -> String {
 }
 
 /// The ceilings above which a figure is marked as served by a cache (`record::ceiling`).
-pub fn cache_ceilings(rows: &[record::ceiling::ClassCeiling]) -> String {
+pub(crate) fn cache_ceilings(rows: &[record::ceiling::ClassCeiling]) -> String {
     let mut md = String::from("| storage | ceiling per device |\n|---|---|\n");
     for r in rows {
         md.push_str(&format!("| {} | {} |\n", r.class.title(), cell(r.basis)));
@@ -348,7 +348,7 @@ pub fn cache_ceilings(rows: &[record::ceiling::ClassCeiling]) -> String {
 }
 
 /// Each column's job as the suite builds it, and the backend `--engine auto` picks for it.
-pub fn column_settings(columns: &[(ColumnId, ColumnSettings)]) -> String {
+pub(crate) fn column_settings(columns: &[(ColumnId, ColumnSettings)]) -> String {
     let mut md = String::from(
         "| column | pattern | block | jobs × in flight | after each write | `auto` on a disk | `auto` on tmpfs/ramfs |\n|---|---|---|---|---|---|---|\n",
     );
@@ -375,7 +375,7 @@ pub fn column_settings(columns: &[(ColumnId, ColumnSettings)]) -> String {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Figure {
+pub(crate) enum Figure {
     Iops,
     MibS,
     P99,
@@ -419,7 +419,7 @@ impl Figure {
 }
 
 /// One figure over the published rows of a class (and variant).
-pub fn published(
+pub(crate) fn published(
     records: &[Record],
     class: StorageClass,
     variant: Option<&str>,
@@ -487,7 +487,7 @@ fn summarise_values(mut values: Vec<f64>, figure: Figure, stat: &str) -> Result<
 }
 
 /// Largest over smallest headline of a column across every published row (any class).
-pub fn column_spread(records: &[Record], column: ColumnId) -> Option<f64> {
+pub(crate) fn column_spread(records: &[Record], column: ColumnId) -> Option<f64> {
     let values: Vec<f64> = records
         .iter()
         .filter_map(|r| r.test(column)?.headline())
@@ -499,7 +499,7 @@ pub fn column_spread(records: &[Record], column: ColumnId) -> Option<f64> {
 }
 
 /// `published_spread(column=...)`: "805 x"; `column="widest"`: "random read (1,316 x)".
-pub fn published_spread(records: &[Record], column: &str) -> Result<String, String> {
+pub(crate) fn published_spread(records: &[Record], column: &str) -> Result<String, String> {
     if column == "widest" {
         let (c, r) = ColumnId::ALL
             .into_iter()

@@ -13,11 +13,11 @@ use crate::model::{Dataset, RunnerSummary};
 use crate::stats::{fmt_ratio, fmt_sig};
 
 /// How many runners each job names.
-pub const TOP: usize = 3;
+pub(crate) const TOP: usize = 3;
 
 /// The three kinds of job the section answers for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum JobKind {
+pub(crate) enum JobKind {
     /// Database- or SQLite-backed tests: synced writes and one-at-a-time reads.
     Database,
     /// Docker builds and package installs: big sequential transfers and small files at depth.
@@ -29,7 +29,7 @@ pub enum JobKind {
 impl JobKind {
     pub const ALL: [JobKind; 3] = [JobKind::Database, JobKind::Install, JobKind::Compile];
 
-    pub fn id(self) -> &'static str {
+    pub(crate) fn id(self) -> &'static str {
         match self {
             JobKind::Database => "database",
             JobKind::Install => "install",
@@ -37,7 +37,7 @@ impl JobKind {
         }
     }
 
-    pub fn title(self) -> &'static str {
+    pub(crate) fn title(self) -> &'static str {
         match self {
             JobKind::Database => "Database- or SQLite-backed tests",
             JobKind::Install => "Docker builds and package installs",
@@ -47,7 +47,7 @@ impl JobKind {
 
     /// Which kind a build step is, from its id and name (this tool's steps by id, published
     /// ones by the words in their name).
-    pub fn of_step(id: &str, name: &str) -> Option<JobKind> {
+    pub(crate) fn of_step(id: &str, name: &str) -> Option<JobKind> {
         let s = format!("{id} {name}").to_lowercase();
         let any = |words: &[&str]| words.iter().any(|w| s.contains(w));
         if any(&["sqlite", "database", "postgres", "mysql"]) {
@@ -72,7 +72,7 @@ impl JobKind {
 
 /// One runner named for a job.
 #[derive(Clone, Debug, Serialize)]
-pub struct Pick {
+pub(crate) struct Pick {
     pub label: String,
     pub slug: String,
     pub class: &'static str,
@@ -85,7 +85,7 @@ pub struct Pick {
 
 /// A link to what says which figure decides.
 #[derive(Clone, Debug, Serialize)]
-pub struct Evidence {
+pub(crate) struct Evidence {
     /// "experiment", "correlation", "disk-only pair", "column".
     pub kind: &'static str,
     /// Relative to the site root.
@@ -96,7 +96,7 @@ pub struct Evidence {
 
 /// One job's answer.
 #[derive(Clone, Debug, Serialize)]
-pub struct JobPick {
+pub(crate) struct JobPick {
     pub id: &'static str,
     pub job: &'static str,
     /// What decides, in words: "synced writes (sync-write)".
@@ -456,7 +456,7 @@ fn compile(ds: &Dataset, steps: &[StepAnalysis]) -> JobPick {
 }
 
 /// The section's three answers, in [`JobKind::ALL`] order.
-pub fn picks(ds: &Dataset, steps: &[StepAnalysis]) -> Vec<JobPick> {
+pub(crate) fn picks(ds: &Dataset, steps: &[StepAnalysis]) -> Vec<JobPick> {
     JobKind::ALL
         .iter()
         .map(|k| match k {

@@ -10,19 +10,19 @@ use crate::stats::fmt_s;
 use record::Bound;
 
 /// A conclusion (plain text; the page escapes it).
-pub struct Wording {
+pub(crate) struct Wording {
     pub text: String,
 }
 
 /// "−0.98": a correlation as people read it (a real minus sign, two decimals).
-pub fn fmt_rho(r: f64) -> String {
+pub(crate) fn fmt_rho(r: f64) -> String {
     let s = format!("{r:.2}");
     let s = if s == "-0.00" { "0.00".to_string() } else { s };
     s.replace('-', "−")
 }
 
 /// "−1.00 to −0.95" or a reason there is none.
-pub fn fmt_interval(l: &Link) -> String {
+pub(crate) fn fmt_interval(l: &Link) -> String {
     match l.interval {
         Some(i) => format!("{} to {}", fmt_rho(i.lo), fmt_rho(i.hi)),
         None if l.rho_controlled.is_some() => format!(
@@ -35,7 +35,7 @@ pub fn fmt_interval(l: &Link) -> String {
 
 /// What a call means, in a few words: the site's one vocabulary (latency, throughput at depth,
 /// bandwidth, CPU), the same words the verdict rule and the what-if experiments use.
-pub fn what(f: Follows) -> &'static str {
+pub(crate) fn what(f: Follows) -> &'static str {
     match f {
         Follows::Latency => {
             "latency (one operation at a time, or synced: QD1 reads, synced writes)"
@@ -52,7 +52,7 @@ pub fn what(f: Follows) -> &'static str {
 }
 
 /// A figure inside a sentence: "sequential write", "QD1 read", "the all-threads CPU score".
-pub fn phrase(f: Figure) -> String {
+pub(crate) fn phrase(f: Figure) -> String {
     match f {
         Figure::Column(c) if c == record::ColumnId::Qd1Read => c.title().into(),
         Figure::Column(c) => c.title().to_lowercase(),
@@ -114,7 +114,7 @@ fn settle(a: &StepAnalysis) -> &'static str {
     }
 }
 
-pub fn conclusion(a: &StepAnalysis) -> Wording {
+pub(crate) fn conclusion(a: &StepAnalysis) -> Wording {
     let name = &a.name;
     let published = if a.imported_runners > 0 {
         format!(
@@ -181,7 +181,7 @@ fn fmt_gib(v: f64) -> String {
 
 /// What an experiment's verdict means, in the same words as [`what`]. The I/O-rate cap slows
 /// small operations one at a time and many in flight alike, so its `latency` covers both.
-pub fn what_bound(b: Bound) -> &'static str {
+pub(crate) fn what_bound(b: Bound) -> &'static str {
     match b {
         Bound::Latency => {
             "small operations (latency, or throughput at depth: an I/O-rate cap slows both)"
@@ -196,7 +196,7 @@ pub fn what_bound(b: Bound) -> &'static str {
 /// " A pair that differs in disk only: a (tmpfs) and b (ebs) have the same CPU (4 vCPUs) and
 /// disks at least 25x apart in every figure (41x in sequential read); the step took 35 s on the
 /// faster disk against 35 s. ..." and what that pair says, with its limits.
-pub fn pair_sentence(p: &DiskOnlyPair) -> String {
+pub(crate) fn pair_sentence(p: &DiskOnlyPair) -> String {
     let (b, w) = (&p.better, &p.worse);
     let fmt_t = |t: f64| {
         if p.resolution_s >= 1.0 {
@@ -349,7 +349,8 @@ fn correlation_sentence(a: &StepAnalysis) -> String {
 
 /// A Markdown table of steps' links (step, figure, ρ, held fixed, ρ held fixed, interval, n),
 /// as the methodology page quotes the node example; a test keeps the page equal to it.
-pub fn markdown_table(steps: &[&StepAnalysis]) -> String {
+#[cfg(test)]
+pub(crate) fn markdown_table(steps: &[&StepAnalysis]) -> String {
     let mut out = format!(
         "| step | figure | ρ | held fixed | ρ, held fixed | {:.1}% interval | n | call |\n|---|---|---|---|---|---|---|---|\n",
         super::rank::COVERAGE * 100.0
