@@ -17,7 +17,7 @@ use crate::backend::io_uring::Uring;
 use crate::backend::libaio::Libaio;
 use crate::backend::psync::Psync;
 use crate::backend::{Backend, Completion, Io, IoKind};
-use crate::cpu::{CpuTime, mono_ns};
+use crate::cpu::CpuTime;
 use crate::hist::LatencyHist;
 use crate::job::{JobSpec, Layout, SyncMode};
 use crate::prng::OffsetGen;

@@ -5,8 +5,8 @@
 use std::fmt::Write as _;
 
 use crate::history::{Change, Comparison, FigureKind, Verdict};
-use crate::stats::{fmt_ns, fmt_sig};
 use crate::job_summary::escape;
+use crate::stats::{fmt_ns, fmt_sig};
 use crate::timeline::fmt_pct;
 
 /// A figure with its unit, as the tables show it.

@@ -29,48 +29,113 @@ use record::{Bound, ColumnId};
 use crate::model::{Dataset, RunnerOverview};
 use rank::{RESAMPLES, RankSample, SEED, TIE_TOLERANCE};
 
+/// The pair of runners with the same CPU (both CPU figures within the tie tolerance, the same
+/// vCPU count) whose disks differ most: one better in every disk figure both have, by at least
+/// [`PAIR_DISK_RATIO`] in the smallest of those ratios. `quote`: the disk figure to name.
 fn disk_only_pair(
     timed: &[(&RunnerOverview, f64)],
-    disk: ColumnId,
+    quote: Option<ColumnId>,
     bench: &Option<String>,
 ) -> Option<DiskOnlyPair> {
     let same = |a: Option<f64>, b: Option<f64>| match (a, b) {
         (Some(a), Some(b)) => a.max(b) <= a.min(b) * (1.0 + TIE_TOLERANCE),
         _ => false,
     };
-    let mut best: Option<(f64, DiskOnlyPair)> = None;
+    let mut best: Option<DiskOnlyPair> = None;
     for (i, (a, ta)) in timed.iter().enumerate() {
         for (b, tb) in &timed[i + 1..] {
-            let cpu_same = [Figure::CpuSingle, Figure::CpuMulti]
-                .iter()
-                .all(|&f| same(figure_value(a, f, bench), figure_value(b, f, bench)));
-            let (Some(da), Some(db)) = (
-                figure_value(a, Figure::Column(disk), bench),
-                figure_value(b, Figure::Column(disk), bench),
-            ) else {
-                continue;
-            };
-            let ratio = da.max(db) / da.min(db);
-            if !cpu_same || ratio < PAIR_DISK_RATIO || best.as_ref().is_some_and(|b| b.0 >= ratio) {
+            let cpu_same = a.vcpus == b.vcpus
+                && [Figure::CpuSingle, Figure::CpuMulti]
+                    .iter()
+                    .all(|&f| same(figure_value(a, f, bench), figure_value(b, f, bench)));
+            if !cpu_same {
                 continue;
             }
+            // Ratios a over b in every disk figure both have; a clean pair has them all on one
+            // side of one.
+            let ratios: Vec<(ColumnId, f64, f64)> = ColumnId::ALL
+                .iter()
+                .filter_map(|&c| {
+                    let da = figure_value(a, Figure::Column(c), bench)?;
+                    let db = figure_value(b, Figure::Column(c), bench)?;
+                    Some((c, da, db))
+                })
+                .collect();
+            if ratios.is_empty() {
+                continue;
+            }
+            let a_better = ratios.iter().all(|(_, da, db)| da > db);
+            let b_better = ratios.iter().all(|(_, da, db)| db > da);
+            if !a_better && !b_better {
+                continue;
+            }
+            let min_ratio = ratios
+                .iter()
+                .map(|(_, da, db)| da.max(*db) / da.min(*db))
+                .fold(f64::INFINITY, f64::min);
+            if min_ratio < PAIR_DISK_RATIO
+                || best.as_ref().is_some_and(|p| p.min_ratio >= min_ratio)
+            {
+                continue;
+            }
+            // The figure quoted: the one asked for if both have it, else the widest apart.
+            let (disk, da, db) = quote
+                .and_then(|q| ratios.iter().find(|(c, _, _)| *c == q))
+                .or_else(|| {
+                    ratios.iter().max_by(|x, y| {
+                        (x.1.max(x.2) / x.1.min(x.2)).total_cmp(&(y.1.max(y.2) / y.1.min(y.2)))
+                    })
+                })
+                .copied()?;
             let side = |r: &RunnerOverview, d: f64, t: f64| (r.label.clone(), r.class, d, t);
-            let (better, worse) = if da >= db {
-                (side(a, da, *ta), side(b, db, *tb))
+            let (better, worse, memory_gib) = if a_better {
+                (
+                    side(a, da, *ta),
+                    side(b, db, *tb),
+                    (a.memory_gib, b.memory_gib),
+                )
             } else {
-                (side(b, db, *tb), side(a, da, *ta))
+                (
+                    side(b, db, *tb),
+                    side(a, da, *ta),
+                    (b.memory_gib, a.memory_gib),
+                )
             };
-            best = Some((
-                ratio,
-                DiskOnlyPair {
-                    disk,
-                    better,
-                    worse,
-                },
-            ));
+            let resolution_s: f64 = if [*ta, *tb].iter().all(|t| t.fract() == 0.0) {
+                1.0
+            } else {
+                0.01
+            };
+            let longer = ta.max(*tb);
+            let allowance_s = resolution_s.max(TIE_TOLERANCE * longer);
+            // Too short for its resolution: one tick is more than the share the ranks allow.
+            let long_enough = resolution_s <= MAX_RESOLUTION_SHARE * longer;
+            let reading = if !long_enough {
+                PairReading::Unclear
+            } else if (better.3 - worse.3).abs() <= allowance_s {
+                if min_ratio >= DECIDING_PAIR_RATIO {
+                    PairReading::NotTheDisk
+                } else {
+                    PairReading::Unclear
+                }
+            } else if worse.3 - better.3 > allowance_s {
+                PairReading::TheDisk
+            } else {
+                PairReading::Unclear
+            };
+            best = Some(DiskOnlyPair {
+                disk,
+                better,
+                worse,
+                min_ratio,
+                memory_gib,
+                resolution_s,
+                allowance_s,
+                reading,
+            });
         }
     }
-    best.map(|b| b.1)
+    best
 }
 
 /// Experiments per step id: the `what_if` verdicts (CONTRACT section 5,
@@ -363,7 +428,19 @@ fn analyse_step(
         Some(Figure::Column(c)) => Some(c),
         _ => a.best_disk,
     };
-    a.disk_only_pair = pair_disk.and_then(|d| disk_only_pair(&timed, d, &bench));
+    a.disk_only_pair = disk_only_pair(&timed, pair_disk, &bench);
+    // A pair that differs in disk only and took the same time outranks the ranks (it holds the
+    // CPU fixed by construction, not by a model); an experiment on the step outranks both.
+    // Where the ranks already say the CPU, the pair agrees and the call stays theirs.
+    if a.by != By::Experiment
+        && a.follows != Follows::Cpu
+        && a.disk_only_pair
+            .as_ref()
+            .is_some_and(|p| p.reading == PairReading::NotTheDisk)
+    {
+        a.follows = Follows::NotTheDisk;
+        a.by = By::DiskOnlyPair;
+    }
     a.conclusion = wording::conclusion(&a).text;
     a
 }
@@ -474,4 +551,4 @@ fn decide(
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

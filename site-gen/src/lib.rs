@@ -22,6 +22,7 @@ pub(crate) mod hist;
 pub(crate) mod html;
 pub(crate) mod model;
 pub(crate) mod page_facts;
+pub(crate) mod pick;
 pub(crate) mod render;
 pub(crate) mod runners_json;
 pub(crate) mod stats;
@@ -92,6 +93,7 @@ pub fn build_site(opts: &SiteOptions) -> Result<SiteReport> {
     let changes = timeline::change_findings(&histories, &ds.runners);
     lap("dataset and findings");
     let steps = correlation::analyse(&ds);
+    let picks = pick::picks(&ds, &steps);
     let scales = record::ColumnId::ALL.map(|c| ds.column_range(c));
     let site = render::Site {
         ds: &ds,
@@ -100,6 +102,7 @@ pub fn build_site(opts: &SiteOptions) -> Result<SiteReport> {
         pages: &pages,
         findings: &findings,
         steps: &steps,
+        picks: &picks,
         skipped: &loaded.skipped,
         scales,
         histories: &histories,

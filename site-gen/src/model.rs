@@ -100,6 +100,9 @@ pub(crate) struct RunnerOverview {
     pub arch: String,
     pub cpu_model: String,
     pub vcpus: u32,
+    /// The runner's memory: a disk-only pair says when it differs (it holds the CPU fixed, not
+    /// the page cache).
+    pub memory_gib: f64,
     pub instance_type: Option<String>,
     pub variant: Option<String>,
     /// Indices into `Dataset::records`, newest first, inside the window.
@@ -338,6 +341,7 @@ fn summarise(
         arch: newest.runner.arch.clone(),
         cpu_model: newest.runner.cpu_model.clone(),
         vcpus: newest.runner.vcpus,
+        memory_gib: newest.runner.memory_gib,
         instance_type: newest.runner.instance_type.clone(),
         variant: newest.runner.variant.clone(),
         older_runs: all_runs - runs.len(),
@@ -353,15 +357,24 @@ fn summarise(
     }
 }
 
-/// A column's median above what the newest run's storage can deliver, or marked so by most of
-/// the runs themselves (our own runs record the mark with the PCIe link they saw).
+/// A column's median above what the storage of the newest run with disk figures can deliver,
+/// or marked so by most of the runs themselves (our own runs record the mark with the PCIe link
+/// they saw). A runner whose newest record is an imported build-timings record (no disk
+/// figures, storage of unknown class) is judged by the record its figures come from, so a tmpfs
+/// runner stays tmpfs and is never marked: memory is what tmpfs is.
 fn cache_suspect(
     records: &[LoadedRecord],
     runs: &[usize],
     c: ColumnId,
     med: f64,
 ) -> Option<String> {
-    let newest = &records[runs[0]].record;
+    let newest = runs
+        .iter()
+        .map(|&i| &records[i].record)
+        .find(|r| !r.tests.is_empty())?;
+    if newest.storage.class == StorageClass::Tmpfs {
+        return None;
+    }
     if let Some(ceiling) = record::ceiling::ceiling(&newest.storage)
         && let Some(why) = record::ceiling::exceeds(c, med, &ceiling)
     {

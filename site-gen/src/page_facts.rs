@@ -32,6 +32,13 @@ pub(crate) const PUBLISHED_CSV: (&str, &str) = (
     include_str!("../published/ec2-storage-2026-09-30_10-01.csv"),
 );
 
+/// The published hardware figures of the node job's runners (GitHub-hosted and RunsOn), with
+/// their providers: `published(provider="GitHub", ...)` draws on these.
+pub(crate) const PUBLISHED_HARDWARE_CSV: (&str, &str) = (
+    "hardware-node-runners-2026-10-08.csv",
+    include_str!("../published/hardware-node-runners-2026-10-08.csv"),
+);
+
 /// Everything the placeholders draw on. [`PageFacts::from_code`] takes the code's own tables;
 /// tests build variations (a row removed or added) and see the page follow.
 pub(crate) struct PageFacts<'a> {
@@ -40,6 +47,8 @@ pub(crate) struct PageFacts<'a> {
     pub fsync_options: Vec<(&'a str, &'a str)>,
     pub columns: Vec<(ColumnId, ColumnSettings)>,
     pub published: Vec<Record>,
+    /// The hardware rows of [`PUBLISHED_HARDWARE_CSV`] (for `provider=`).
+    pub published_hardware: Vec<Record>,
     pub ceilings: Vec<record::ceiling::ClassCeiling>,
 }
 
@@ -53,7 +62,15 @@ impl PageFacts<'static> {
                     .err()
                     .unwrap_or_else(|| anyhow::anyhow!("the shipped published CSV: {e}"))
             })?;
+        let published_hardware =
+            crate::import::csv_records(PUBLISHED_HARDWARE_CSV.1, PUBLISHED_HARDWARE_CSV.0)
+                .map_err(|e| {
+                    record::cancel::check()
+                        .err()
+                        .unwrap_or_else(|| anyhow::anyhow!("the shipped hardware CSV: {e}"))
+                })?;
         Ok(PageFacts {
+            published_hardware,
             fs_rules: record::storage_rules::FS_RULES.iter().collect(),
             disk_rules: record::storage_rules::DISK_RULES.iter().collect(),
             fsync_options: record::storage_rules::FSYNC_OPTIONS.to_vec(),
@@ -85,7 +102,11 @@ pub(crate) const PLACEHOLDERS: &[(&str, &str)] = &[
     ),
     (
         "published(class=\"local-nvme\", column=\"sync-write\", figure=\"p99\", stat=\"range\")",
-        "a figure over the shipped published rows of a storage class (optional `variant`); `figure`: `iops`, `mib_s`, `p99`, `mean`; `stat`: `range`, `median`, `min`, `max`, `rows`",
+        "a figure over the shipped published rows of a storage class (optional `variant`); `figure`: `iops`, `mib_s`, `p99`, `mean`; `stat`: `range`, `median`, `min`, `max`, `rows`; with `provider=\"GitHub\"` instead of `class`, over that provider's rows of the node job's hardware figures",
+    ),
+    (
+        "published_spread(column=\"sync-write\")",
+        "how far a column spreads over every shipped published row (largest over smallest), and `published_spread(column=\"widest\")`: the column that spreads widest, with its spread",
     ),
     (
         "repo_link(path=\"docs/CONTRACT.md\")",
@@ -160,8 +181,21 @@ fn render_call(call: &str, facts: &PageFacts<'_>) -> Result<String, String> {
             Ok(placeholders(PLACEHOLDERS))
         }
         "published" => {
-            only_args(&["class", "column", "figure", "stat", "variant"])?;
+            only_args(&["class", "column", "figure", "stat", "variant", "provider"])?;
             let get = |k: &str| args.iter().find(|(a, _)| a == k).map(|(_, v)| v.as_str());
+            if let Some(provider) = get("provider") {
+                let column = get("column").ok_or("needs column=\"...\"")?;
+                let column = ColumnId::parse(column).ok_or(format!("unknown column {column:?}"))?;
+                let figure = Figure::parse(get("figure").ok_or("needs figure=\"...\"")?)?;
+                let rows: Vec<Record> = facts
+                    .published_hardware
+                    .iter()
+                    .filter(|r| r.runner.provider.as_deref() == Some(provider))
+                    .cloned()
+                    .collect();
+                return published_rows(&rows, column, figure, get("stat").unwrap_or("range"))
+                    .map_err(|e| format!("provider {provider:?}: {e}"));
+            }
             let class = get("class").ok_or("needs class=\"...\"")?;
             let class = StorageClass::parse(class).ok_or(format!("unknown class {class:?}"))?;
             let column = get("column").ok_or("needs column=\"...\"")?;
@@ -179,6 +213,15 @@ fn render_call(call: &str, facts: &PageFacts<'_>) -> Result<String, String> {
                 figure,
                 stat,
             )
+        }
+        "published_spread" => {
+            only_args(&["column"])?;
+            let column = args
+                .iter()
+                .find(|(a, _)| a == "column")
+                .map(|(_, v)| v.as_str())
+                .ok_or("needs column=\"...\"")?;
+            published_spread(&facts.published, column)
         }
         other => Err(format!("unknown placeholder {other:?}")),
     }
@@ -384,7 +427,7 @@ pub(crate) fn published(
     figure: Figure,
     stat: &str,
 ) -> Result<String, String> {
-    let mut values: Vec<f64> = records
+    let values: Vec<f64> = records
         .iter()
         .filter(|r| r.storage.class == class)
         .filter(|r| variant.is_none_or(|v| r.runner.variant.as_deref() == Some(v)))
@@ -395,6 +438,27 @@ pub(crate) fn published(
             "no published row of class {class} has {figure:?} for {column:?}"
         ));
     }
+    summarise_values(values, figure, stat)
+}
+
+/// One figure over the given rows (any class): `published(provider=...)`.
+fn published_rows(
+    records: &[Record],
+    column: ColumnId,
+    figure: Figure,
+    stat: &str,
+) -> Result<String, String> {
+    let values: Vec<f64> = records
+        .iter()
+        .filter_map(|r| figure.of(r, column))
+        .collect();
+    if values.is_empty() {
+        return Err(format!("no row has {figure:?} for {column:?}"));
+    }
+    summarise_values(values, figure, stat)
+}
+
+fn summarise_values(mut values: Vec<f64>, figure: Figure, stat: &str) -> Result<String, String> {
     values.sort_by(f64::total_cmp);
     let n = values.len();
     let median = if n % 2 == 1 {
@@ -420,6 +484,39 @@ pub(crate) fn published(
             ));
         }
     })
+}
+
+/// Largest over smallest headline of a column across every published row (any class).
+pub(crate) fn column_spread(records: &[Record], column: ColumnId) -> Option<f64> {
+    let values: Vec<f64> = records
+        .iter()
+        .filter_map(|r| r.test(column)?.headline())
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .collect();
+    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = values.iter().copied().fold(0.0, f64::max);
+    (values.len() >= 2).then(|| hi / lo)
+}
+
+/// `published_spread(column=...)`: "805 x"; `column="widest"`: "random read (1,316 x)".
+pub(crate) fn published_spread(records: &[Record], column: &str) -> Result<String, String> {
+    if column == "widest" {
+        let (c, r) = ColumnId::ALL
+            .into_iter()
+            .filter_map(|c| Some((c, column_spread(records, c)?)))
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .ok_or("no published column has two rows")?;
+        let title = if c == ColumnId::Qd1Read {
+            c.title().to_string()
+        } else {
+            c.title().to_lowercase()
+        };
+        return Ok(format!("{title} ({})", crate::stats::fmt_ratio(r)));
+    }
+    let c = ColumnId::parse(column).ok_or(format!("unknown column {column:?}"))?;
+    column_spread(records, c)
+        .map(crate::stats::fmt_ratio)
+        .ok_or(format!("fewer than two published rows have {column}"))
 }
 
 /// Text safe inside a Markdown table cell.

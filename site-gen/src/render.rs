@@ -25,6 +25,8 @@ pub(crate) struct Site<'a> {
     pub pages: &'a [Page],
     pub findings: &'a [Finding],
     pub steps: &'a [StepAnalysis],
+    /// The index's "Pick a runner for your job" answers.
+    pub picks: &'a [crate::pick::JobPick],
     pub skipped: &'a [(PathBuf, String)],
     /// Per column: (lo, hi) of the bar scale.
     pub scales: [Option<(f64, f64)>; 6],
@@ -229,6 +231,7 @@ impl Site<'_> {
             .collect();
         ctx.insert("finding_groups", &finding_groups);
         ctx.insert("changes", self.changes);
+        ctx.insert("picks", self.picks);
         ctx.insert("runner_count", &self.ds.runners.len());
         let runs: usize = self.ds.runners.iter().map(|r| r.runs.len()).sum();
         ctx.insert("run_count", &runs);

@@ -17,6 +17,10 @@ pub(crate) const TEMPLATES: &[(&str, &str)] = &[
         include_str!("../themes/default/templates/index.html"),
     ),
     (
+        "pick.html",
+        include_str!("../themes/default/templates/pick.html"),
+    ),
+    (
         "runner_table.html",
         include_str!("../themes/default/templates/runner_table.html"),
     ),

@@ -1211,6 +1211,359 @@ fn steps_page_with_one_runner_shows_the_times_and_what_more_runners_add() {
     assert!(runner.contains("Cores busy"), "{runner}");
 }
 
+/// The shipped fixtures (`fixtures/published/*.csv`) imported through the command line and
+/// built into a site in `tmp`; returns the site folder and its pages.
+fn fixture_site(tmp: &Path) -> (PathBuf, BTreeMap<PathBuf, String>) {
+    let (results, out) = (tmp.join("results"), tmp.join("site"));
+    let dir = common::repo_root().join("fixtures/published");
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "csv"))
+        .map(|p| p.to_str().unwrap().to_string())
+        .collect();
+    files.sort();
+    assert!(files.len() >= 3, "{files:?}");
+    let mut args = vec!["import"];
+    args.extend(files.iter().map(|s| s.as_str()));
+    args.extend(["--results", results.to_str().unwrap()]);
+    ok(&common::run(&args));
+    ok(&site(&results, &out, &[]));
+    let pages = check_site(&out);
+    (out, pages)
+}
+
+/// Issue 25: the cache check judges a runner by its newest record with disk figures (not an
+/// imported build-timings record of unknown class), and tmpfs is memory, never "a cache".
+#[test]
+fn no_tmpfs_runner_is_marked_as_served_by_a_cache() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (out, pages) = fixture_site(tmp.path());
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("data/runners.json")).unwrap()).unwrap();
+    let runners = json["runners"].as_array().unwrap();
+    let tmpfs: Vec<&serde_json::Value> = runners.iter().filter(|r| r["class"] == "tmpfs").collect();
+    // The EC2 ladder has tmpfs rows and the node runners one more (which also has timings).
+    assert!(tmpfs.len() >= 2, "{json}");
+    assert!(tmpfs.iter().any(|r| r["label"] == "runson-r8a-tmpfs-x64"));
+    for r in &tmpfs {
+        for (c, f) in r["columns"].as_object().unwrap() {
+            assert!(f["cache_suspect"].is_null(), "{} {c}: {f}", r["label"]);
+        }
+    }
+    for (rel, html) in &pages {
+        for label in tmpfs.iter().map(|r| r["label"].as_str().unwrap()) {
+            for piece in html.split(label).skip(1) {
+                let near = &piece[..piece.len().min(300)];
+                assert!(
+                    !near.contains("served by a cache"),
+                    "{}: {label} next to 'served by a cache': {near}",
+                    rel.display()
+                );
+            }
+        }
+    }
+    // A tmpfs runner's own page never carries the mark at all.
+    let page = &pages[Path::new("runners/runson-r8a-tmpfs-x64.html")];
+    assert!(!page.contains("served by a cache"), "{page}");
+}
+
+/// Issue 25: built from the shipped fixtures, the index opens with "Pick a runner for your
+/// job": a runner for each of the three job kinds, the figure that decides and a link to its
+/// evidence, all from the data (the best disk by synced writes is the one data/runners.json
+/// says; the compile evidence is the node job's typecheck).
+#[test]
+fn index_opens_with_a_runner_for_each_kind_of_job() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (out, pages) = fixture_site(tmp.path());
+    let index = &pages[Path::new("index.html")];
+    let first = index.find("<section").unwrap();
+    assert_eq!(
+        &index[first..first + 40],
+        "<section class=\"pick\" aria-labelledby=\"p",
+        "the first section must be the pick"
+    );
+    let end = index[first..].find("</section>").unwrap() + first;
+    let pick = &index[first..end];
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("data/runners.json")).unwrap()).unwrap();
+    let best_sync = json["runners"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["class"] != "tmpfs")
+        .filter_map(|r| {
+            let f = &r["columns"]["sync-write"];
+            if !f["cache_suspect"].is_null() {
+                return None;
+            }
+            Some((r["label"].as_str()?, f["median"].as_f64()?))
+        })
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .unwrap();
+    for (kind, figure_word) in [
+        ("database", "synced write "),
+        ("install", "sequential write "),
+        ("compile", " threads"),
+    ] {
+        let at = pick
+            .find(&format!("id=\"pick-{kind}\""))
+            .unwrap_or_else(|| panic!("no {kind} answer: {pick}"));
+        let part = &pick[at..];
+        let part = &part[..part[4..].find("<h3").map(|i| i + 4).unwrap_or(part.len())];
+        let li = part
+            .split("<li>")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{part}"));
+        assert!(li.contains("href=\"runners/"), "{kind}: {li}");
+        assert!(
+            li.contains("<b>") && li.contains(figure_word),
+            "{kind}: {li}"
+        );
+        assert!(
+            part.contains("Evidence: <a href=\"steps.html#step-")
+                || part.contains("Evidence: <a href=\"by/"),
+            "{kind}: {part}"
+        );
+        if kind == "database" {
+            assert!(li.contains(best_sync.0), "{kind}: {li} {best_sync:?}");
+            let shown = format!("{}", best_sync.1.round() as u64);
+            let digits: String = li.chars().filter(|c| c.is_ascii_digit()).collect();
+            assert!(digits.contains(&shown), "{kind}: {li} {shown}");
+            assert!(
+                part.contains("tmpfs") && part.contains("synchronous=OFF"),
+                "{part}"
+            );
+        }
+        if kind == "compile" {
+            assert!(
+                part.contains("typecheck") && part.contains("not the disk"),
+                "{part}"
+            );
+        }
+    }
+}
+
+/// A page's text with tags dropped, entities undone and white space folded: what a reader sees.
+fn visible_text(html: &str) -> String {
+    let mut out = String::with_capacity(html.len());
+    let mut in_tag = false;
+    for ch in html.chars() {
+        match ch {
+            '<' => in_tag = true,
+            '>' => {
+                in_tag = false;
+                out.push(' ');
+            }
+            c if !in_tag => out.push(c),
+            _ => {}
+        }
+    }
+    let out = out
+        .replace("&amp;", "&")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#x27;", "'")
+        .replace("&#39;", "'")
+        .replace('\u{2019}', "'")
+        .replace(['\u{201c}', '\u{201d}'], "\"");
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Issue 25, point 6: the wrong or misleading sentences found in the guide are gone from every
+/// page built from the shipped fixtures (and from the README), and each corrected sentence is
+/// there with a link to its source on the same page.
+#[test]
+fn corrected_guide_sentences_stay_corrected() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_, pages) = fixture_site(tmp.path());
+    let readme = std::fs::read_to_string(common::repo_root().join("README.md")).unwrap();
+    let mut texts: Vec<(String, String)> = pages
+        .iter()
+        .map(|(p, h)| (p.display().to_string(), visible_text(h)))
+        .collect();
+    texts.push((
+        "README.md".into(),
+        readme.split_whitespace().collect::<Vec<_>>().join(" "),
+    ));
+    let wrong = [
+        // write_bytes is counted when pages are dirtied; ru_maxrss is the largest process.
+        "bytes that reached storage",
+        "of the whole process tree",
+        // The what-if cpu outcome needs two conditions; an experiment is not proof.
+        "neither moved it beyond the normal runs' spread",
+        "an experiment is proof",
+        // The code refuses every non-root user.
+        "or a delegated cgroup",
+        // Azure's OS-disk address also holds ephemeral OS disks.
+        "at the VMBus address of Azure's OS disk or on Azure's data-disk SCSI controllers (a managed disk)",
+        "Azure managed disk (a Hyper-V SCSI disk at Azure's OS or data disk address)",
+        // The ceilings overclaimed.
+        "certainly not the disk's",
+        "generous on purpose",
+        // File preparation: the lengths differ from the harness's.
+        "prepares files as the public harness does",
+        // Depth does not matter more than the storage class; sync-write is not the widest.
+        "Depth matters more than anything else",
+        "spreads wider across runners than any other",
+        // Unsupported.
+        "Most build tools are the second kind of program",
+        "which many virtual disks answer without touching storage",
+        "gains more from a faster CPU than from anything else",
+        "the floor of your job's time",
+        "31-38 GB/s",
+        "19.8 GB/s",
+        // The disk-only pair is now used, and the words are one vocabulary.
+        "never used to make it",
+        "bandwidth (sequential, or random at depth)",
+        "it waits on the latency of many small",
+    ];
+    for (name, text) in &texts {
+        for w in wrong {
+            assert!(!text.contains(w), "{name} still says {w:?}");
+        }
+    }
+    // Each correction is on its page, with a link to a source in the same section.
+    let corrected = [
+        ("build-steps.html", "the largest single", "getrusage"),
+        ("build-steps.html", "counted when", "proc"),
+        ("what-if.html", "Both conditions are needed", "judgement.rs"),
+        ("what-if.html", "run as any other user", "preflight.rs"),
+        (
+            "machine.html",
+            "ephemeral OS disk",
+            "methodology.html#sources",
+        ),
+        (
+            "methodology.html",
+            "ephemeral OS disk",
+            "ephemeral-os-disks",
+        ),
+        (
+            "methodology.html",
+            "most likely a cache's, not proof",
+            "ceiling.rs",
+        ),
+        (
+            "methodology.html",
+            "20 s after 2 s on 2 GiB",
+            "options.html",
+        ),
+        (
+            "columns.html",
+            "how many requests are in flight matters most",
+            "verdicts.html",
+        ),
+        (
+            "columns.html",
+            "the widest column there is",
+            "benchmark-public",
+        ),
+        (
+            "columns.html",
+            "cannot show a burst running out",
+            "options.html",
+        ),
+        (
+            "methodology.html",
+            "called not the disk by that pair",
+            "correlation.rs",
+        ),
+    ];
+    for (page, sentence, source) in corrected {
+        let html = &pages[Path::new(page)];
+        let text = visible_text(html);
+        assert!(text.contains(sentence), "{page}: {sentence:?} missing");
+        // The page links the source (in the sentence's section or its Sources section).
+        assert!(
+            attr_values(html, "href").iter().any(|h| h.contains(source)),
+            "{page}: no link to {source} for {sentence:?}"
+        );
+    }
+}
+
+/// "4,336": a whole number with thousands separators.
+fn grouped(v: f64) -> String {
+    let digits = format!("{}", v.round() as u64);
+    let mut out = String::new();
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+/// Issue 25, point 7: figures the guide quotes from the shipped rows are the rows' own,
+/// computed here from the CSV files independently of the site: the GitHub-hosted runners'
+/// synced writes and QD1 reads, and how far synced writes spread over the EC2 ladder.
+#[test]
+fn figures_quoted_by_the_guide_come_from_the_fixtures() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_, pages) = fixture_site(tmp.path());
+    let columns = visible_text(&pages[Path::new("columns.html")]);
+    let dir = common::repo_root().join("fixtures/published");
+    let hw = csv_rows(
+        &std::fs::read_to_string(dir.join("hardware-node-runners-2026-10-08.csv")).unwrap(),
+    );
+    for col in ["sync-write", "qd1-read"] {
+        let v: Vec<f64> = hw
+            .iter()
+            .filter(|r| r["provider"] == "GitHub")
+            .map(|r| r[&format!("{col}_iops")].parse().unwrap())
+            .collect();
+        assert!(v.len() >= 2);
+        let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = v.iter().copied().fold(0.0, f64::max);
+        let want = format!("{} IOPS–{} IOPS", grouped(lo), grouped(hi));
+        assert!(columns.contains(&want), "columns.html lacks {want}");
+    }
+    let ec2 = csv_rows(&std::fs::read_to_string(published_csv()).unwrap());
+    let sync: Vec<f64> = ec2
+        .iter()
+        .filter_map(|r| r.get("sync-write_iops")?.parse().ok())
+        .collect();
+    let spread = sync.iter().copied().fold(0.0, f64::max)
+        / sync.iter().copied().fold(f64::INFINITY, f64::min);
+    // As the site writes a ratio: one decimal below 100, none (with separators) above.
+    let want = if spread >= 100.0 {
+        format!("spreads {} x", grouped(spread))
+    } else {
+        format!("spreads {spread:.1} x")
+    };
+    assert!(columns.contains(&want), "columns.html lacks {want}");
+}
+
+/// Issue 25, point 7: each guide page opens with a plain answer in three lines, before the
+/// detail.
+#[test]
+fn guide_pages_open_with_a_three_line_answer() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_, pages) = fixture_site(tmp.path());
+    for page in [
+        "columns.html",
+        "verdicts.html",
+        "methodology.html",
+        "what-if.html",
+    ] {
+        let html = &pages[Path::new(page)];
+        let h1 = html.find("<h1").unwrap();
+        let first_p = html[h1..].find("<p>").unwrap() + h1;
+        let end = html[first_p..].find("</p>").unwrap() + first_p;
+        let para = &html[first_p..end];
+        assert!(
+            para.starts_with("<p><strong>In three lines.</strong>"),
+            "{page}: {para}"
+        );
+        let lines: Vec<&str> = para.lines().filter(|l| !l.trim().is_empty()).collect();
+        assert_eq!(lines.len(), 3, "{page}: {para}");
+        // Nothing but the page title comes before it.
+        assert!(!html[h1..first_p].contains("<h2"), "{page}");
+    }
+}
+
 /// The node job's published timings with the same runners' disk and CPU figures, and the EC2
 /// figures, imported through the command line: the steps page calls typecheck cpu and
 /// `bun install` disk, and `data/steps.json` says the same.
@@ -1249,7 +1602,7 @@ fn published_build_timings_make_the_steps_page_and_steps_json() {
         s["follows"].as_str().unwrap().to_string()
     };
     assert_eq!(follows("typecheck"), "cpu");
-    assert!(["bandwidth", "latency"].contains(&follows("bun install").as_str()));
+    assert!(["bandwidth", "throughput", "latency"].contains(&follows("bun install").as_str()));
     assert!(steps.contains("<title>runson-r8a-tmpfs-x64 (tmpfs, imported):"));
     assert!(steps.contains(">imported<"));
     let method = &pages[Path::new("methodology.html")];

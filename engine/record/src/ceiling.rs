@@ -3,9 +3,12 @@
 //!
 //! A VM whose host caches its virtual disk can read tens of GB/s "from disk"; no disk link
 //! carries that (a PCIe 5.0 x4 NVMe link tops out near 15.75 GB/s). Such a figure says how
-//! fast the host's memory is, not the disk, so it must not be called the fastest disk. The
-//! ceilings are generous on purpose (the best device of its kind on its fastest link): a
-//! figure above one is certainly not the disk's; a figure below it may still be cached.
+//! fast the host's memory is, not the disk, so it must not be called the fastest disk. Each
+//! ceiling is the best device of its kind on its fastest link (3.5 M IOPS is near the fastest
+//! PCIe 5.0 drives, not a margin above them), times the device count the record shows: a
+//! figure above one is most likely a cache's, not certainly (a host striping a virtual disk
+//! over several drives, or a parallel filesystem in the network class, can exceed one device);
+//! a figure below it may still be cached.
 //!
 //! One row per storage class, per device; the device count multiplies it (RAID 0 of four
 //! NVMe drives carries four links). For our own runs the kernel also tells the PCIe link each

@@ -175,8 +175,9 @@ pub static DISK_RULES: &[DiskRule] = &[
     },
     DiskRule {
         // Every Hyper-V SCSI disk is a "Msft Virtual Disk" (WSL2 and plain Hyper-V too, where
-        // it is a local VHD); only Azure's OS and data disk addresses say it is a managed disk.
-        name: "Azure managed disk (a Hyper-V SCSI disk at Azure's OS or data disk address)",
+        // it is a local VHD); only Azure's OS and data disk addresses say it is Azure's. At the
+        // OS disk's address an ephemeral OS disk (on the host's local storage) looks the same.
+        name: "Azure managed disk, or an ephemeral OS disk on the host's local storage (a Hyper-V SCSI disk at Azure's OS or data disk address; not told apart, taken as the managed disk)",
         class: StorageClass::NetworkDisk,
         test: DiskTest::VendorModelRole {
             vendor: "Msft",

@@ -18,12 +18,19 @@ pub(crate) enum Figure {
     CpuMulti,
 }
 
-/// What a figure stands for.
+/// What a figure stands for, in the site's one vocabulary: latency (one operation at a time,
+/// or synced: QD1 read, sync-write), throughput at depth (many small operations in flight:
+/// random read and write), bandwidth (big sequential transfers) and the CPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Family {
     Latency,
+    Throughput,
     Bandwidth,
     Cpu,
+}
+
+pub(crate) fn is_throughput_column(c: ColumnId) -> bool {
+    matches!(c, ColumnId::RandRead | ColumnId::RandWrite)
 }
 
 pub(crate) fn is_latency_column(c: ColumnId) -> bool {
@@ -62,6 +69,7 @@ impl Figure {
     pub(crate) fn family(self) -> Family {
         match self {
             Figure::Column(c) if is_latency_column(c) => Family::Latency,
+            Figure::Column(c) if is_throughput_column(c) => Family::Throughput,
             Figure::Column(_) => Family::Bandwidth,
             _ => Family::Cpu,
         }
@@ -76,8 +84,13 @@ impl Figure {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Follows {
     Latency,
+    Throughput,
     Bandwidth,
     Cpu,
+    /// Two runners with the same CPU and disks at least [`DECIDING_PAIR_RATIO`] apart in every
+    /// disk figure took the same time (within its resolution): whatever sets its pace, it is
+    /// not the disk.
+    NotTheDisk,
     /// Enough runners, but no controlled link is clear: the data cannot tell.
     Neither,
     /// Too few runners, or too little variety among them, to try.
@@ -88,8 +101,10 @@ impl Follows {
     pub(crate) fn as_str(self) -> &'static str {
         match self {
             Follows::Latency => "latency",
+            Follows::Throughput => "throughput",
             Follows::Bandwidth => "bandwidth",
             Follows::Cpu => "cpu",
+            Follows::NotTheDisk => "not-disk",
             Follows::Neither => "neither",
             Follows::TooFew => "too-few",
         }
@@ -98,6 +113,7 @@ impl Follows {
     pub(super) fn of(f: Family) -> Follows {
         match f {
             Family::Latency => Follows::Latency,
+            Family::Throughput => Follows::Throughput,
             Family::Bandwidth => Follows::Bandwidth,
             Family::Cpu => Follows::Cpu,
         }
@@ -108,6 +124,8 @@ impl Follows {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum By {
     Experiment,
+    /// A pair of runners that differ in disk only ([`DiskOnlyPair`]).
+    DiskOnlyPair,
     Correlation,
 }
 
@@ -115,6 +133,7 @@ impl By {
     pub(crate) fn as_str(self) -> &'static str {
         match self {
             By::Experiment => "experiment",
+            By::DiskOnlyPair => "disk-only-pair",
             By::Correlation => "correlation",
         }
     }
@@ -175,18 +194,55 @@ impl Link {
     }
 }
 
-/// Two runners on the same CPU level (both CPU figures within the tie tolerance) and
-/// different disks.
+/// Two runners on the same CPU level (both CPU figures within the tie tolerance, the same
+/// number of vCPUs) whose disks differ, one better in every disk figure both have: a natural
+/// experiment in the data.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct DiskOnlyPair {
+    /// The disk figure quoted (the deciding or best disk figure where the pair has it).
     pub disk: ColumnId,
     /// (label, class, disk figure, step time) of the runner with the better disk first.
     pub better: (String, StorageClass, f64, f64),
     pub worse: (String, StorageClass, f64, f64),
+    /// The smallest ratio, better over worse, across the disk figures both runners have.
+    pub min_ratio: f64,
+    /// Memory of the better-disk runner and of the other, GiB: the pair holds the CPU fixed,
+    /// not the memory (a bigger page cache can hide a slow disk).
+    pub memory_gib: (f64, f64),
+    /// The timings' resolution: 1 s for whole-second (published) times.
+    pub resolution_s: f64,
+    /// The largest difference between the two times still read as "the same".
+    pub allowance_s: f64,
+    pub reading: PairReading,
+}
+
+/// What a disk-only pair says about a step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PairReading {
+    /// Disks at least [`DECIDING_PAIR_RATIO`] apart in every figure, the times within the
+    /// allowance: the step does not follow the disk. This decides the call (below an experiment).
+    NotTheDisk,
+    /// The better disk's time is shorter by more than the allowance: the disk matters.
+    TheDisk,
+    /// Neither: the disks are closer than [`DECIDING_PAIR_RATIO`], the step is too short for its
+    /// resolution, or the better disk was the slower run (something else differs).
+    Unclear,
+}
+
+impl PairReading {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PairReading::NotTheDisk => "not-disk",
+            PairReading::TheDisk => "disk",
+            PairReading::Unclear => "unclear",
+        }
+    }
 }
 
 /// At least this ratio between two runners' disk figures makes them a pair "differing in disk".
 pub(crate) const PAIR_DISK_RATIO: f64 = 2.0;
+/// At least this ratio in every disk figure, and equal times, make a pair decide "not the disk".
+pub(crate) const DECIDING_PAIR_RATIO: f64 = 10.0;
 
 /// A verdict by experiment on one runner, which outranks the correlations.
 #[derive(Clone, Debug, PartialEq)]
@@ -227,8 +283,10 @@ pub(crate) struct StepAnalysis {
     pub experiment: Option<Experiment>,
     /// Runners where the step failed at least once (in the window).
     pub failed_runners: usize,
-    /// Two runners with about the same CPU whose disk figure differs most: the closest thing
-    /// to an experiment the data holds. Shown beside the call, never used to make it.
+    /// Two runners with about the same CPU whose disks differ most: the closest thing to an
+    /// experiment the data holds. Its reading decides "not the disk" when the disks are at
+    /// least [`DECIDING_PAIR_RATIO`] apart in every figure and the times agree (an experiment
+    /// outranks it); otherwise it is shown beside the call.
     pub disk_only_pair: Option<DiskOnlyPair>,
     /// The conclusion in words (plain text).
     pub conclusion: String,

@@ -291,6 +291,174 @@ fn node_job_typecheck_follows_the_cpu_and_bun_install_the_disk() {
     assert_eq!(pair.better.3, pair.worse.3, "{}", tc.conclusion);
 }
 
+/// Issue 25: the shipped node data holds a disk-only pair (tmpfs and EBS, same CPU, at least
+/// 10x apart in every disk figure). typecheck took 35 s on both: "not the disk" by that pair,
+/// which agrees with the CPU call of the ranks; `bun install` took 8 s against 21 s: the disk
+/// matters, by the same pair.
+#[test]
+fn node_job_disk_only_pair_says_typecheck_is_not_the_disk() {
+    let a = analyse(&dataset(node_records()));
+    let tc = step(&a, "typecheck");
+    let p = tc.disk_only_pair.as_ref().unwrap();
+    assert_eq!(
+        (p.better.0.as_str(), p.worse.0.as_str()),
+        ("runson-r8a-tmpfs-x64", "runson-m8a-x64")
+    );
+    assert!(p.min_ratio >= DECIDING_PAIR_RATIO, "{p:?}");
+    assert_eq!(p.resolution_s, 1.0);
+    assert_eq!(p.reading, PairReading::NotTheDisk, "{}", tc.conclusion);
+    assert_eq!((tc.follows, tc.by), (Follows::Cpu, By::Correlation));
+    assert!(
+        tc.conclusion.contains("not the disk, by this pair"),
+        "{}",
+        tc.conclusion
+    );
+    // Its limits are said: one pair, whole seconds, the memory it does not hold fixed.
+    assert!(
+        tc.conclusion.contains("one pair") && tc.conclusion.contains("32 GiB against 16 GiB"),
+        "{}",
+        tc.conclusion
+    );
+    let bun = step(&a, "bun install");
+    let p = bun.disk_only_pair.as_ref().unwrap();
+    assert_eq!(p.reading, PairReading::TheDisk, "{}", bun.conclusion);
+    assert_ne!(bun.follows, Follows::NotTheDisk);
+    assert!(
+        bun.conclusion.contains("the disk matters"),
+        "{}",
+        bun.conclusion
+    );
+    // Whole-second steps of a second or two: the pair cannot tell, and says nothing.
+    for short in ["clone", "toolchain"] {
+        let s = step(&a, short);
+        assert!(
+            s.disk_only_pair
+                .as_ref()
+                .is_none_or(|p| p.reading == PairReading::Unclear),
+            "{}",
+            s.conclusion
+        );
+        assert_ne!(s.follows, Follows::NotTheDisk);
+    }
+}
+
+/// Generated rows: six runners whose step time is noise (no call from the ranks), two of them
+/// on the same CPU with disks `ratio` apart in every figure and the given times.
+fn pair_fleet(ratio: f64, pair_times: (f64, f64)) -> Vec<Gen> {
+    let mut out: Vec<Gen> = (0..6)
+        .map(|i| {
+            let cpu = 1000.0 * (1.0 + i as f64 * 0.25);
+            Gen {
+                label: format!("other-{i}"),
+                class: "nvme",
+                vcpus: 4 + 2 * i as u32,
+                seq_mib_s: 300.0 * (1.0 + ((i * 5) % 6) as f64 * 0.6),
+                qd1_iops: 3000.0 * (1.0 + ((i * 2) % 6) as f64 * 0.5),
+                cpu_single: cpu,
+                cpu_multi: cpu * (4 + 2 * i) as f64,
+                steps: vec![("lint", [28.0, 31.0, 27.0, 33.0, 29.0, 30.0][i])],
+            }
+        })
+        .collect();
+    for (label, class, disk, t) in [
+        ("pair-fast", "tmpfs", ratio, pair_times.0),
+        ("pair-slow", "ebs", 1.0, pair_times.1),
+    ] {
+        out.push(Gen {
+            label: label.into(),
+            class,
+            vcpus: 4,
+            seq_mib_s: 400.0 * disk,
+            qd1_iops: 1800.0 * disk,
+            cpu_single: 5000.0,
+            cpu_multi: 20_000.0,
+            steps: vec![("lint", t)],
+        });
+    }
+    out
+}
+
+#[test]
+fn a_disk_only_pair_with_equal_times_decides_not_the_disk() {
+    // 41x apart, 28 s against 27 s (whole seconds): the same time, not the disk.
+    let s = analyse(&dataset(records_of(&pair_fleet(41.0, (28.0, 27.0))))).remove(0);
+    let p = s.disk_only_pair.as_ref().unwrap();
+    assert_eq!(
+        (p.better.0.as_str(), p.worse.0.as_str()),
+        ("pair-fast", "pair-slow")
+    );
+    assert!((p.min_ratio - 41.0).abs() < 0.5, "{p:?}");
+    assert_eq!(p.reading, PairReading::NotTheDisk);
+    assert_eq!(
+        (s.follows, s.by),
+        (Follows::NotTheDisk, By::DiskOnlyPair),
+        "{}",
+        s.conclusion
+    );
+    assert!(
+        s.conclusion.contains("does not follow the disk"),
+        "{}",
+        s.conclusion
+    );
+    // The advice no longer asks for the pair the data already has.
+    assert!(
+        !s.conclusion.contains("would settle it.")
+            || !s
+                .conclusion
+                .contains("differ in disk only (same CPU), would"),
+        "{}",
+        s.conclusion
+    );
+    let j = export::steps_json(std::slice::from_ref(&s));
+    assert_eq!(j["steps"][0]["follows"], "not-disk");
+    assert_eq!(j["steps"][0]["by"], "disk-only-pair");
+    assert_eq!(j["steps"][0]["disk_only_pair"]["reading"], "not-disk");
+}
+
+#[test]
+fn a_disk_only_pair_decides_only_when_it_can() {
+    // Times apart: the disk matters by the pair; the pair does not make it "not the disk".
+    let s = analyse(&dataset(records_of(&pair_fleet(41.0, (9.0, 27.0))))).remove(0);
+    assert_eq!(
+        s.disk_only_pair.as_ref().unwrap().reading,
+        PairReading::TheDisk
+    );
+    assert_ne!(s.follows, Follows::NotTheDisk, "{}", s.conclusion);
+    // Disks only 5x apart: equal times prove too little to decide.
+    let s = analyse(&dataset(records_of(&pair_fleet(5.0, (28.0, 27.0))))).remove(0);
+    assert_eq!(
+        s.disk_only_pair.as_ref().unwrap().reading,
+        PairReading::Unclear
+    );
+    assert_ne!(s.follows, Follows::NotTheDisk, "{}", s.conclusion);
+    // A step of 3 whole seconds: one second is a third of it; the pair cannot tell.
+    let mut fleet = pair_fleet(41.0, (3.0, 3.0));
+    for g in fleet.iter_mut() {
+        g.steps = vec![("lint", (g.steps[0].1 / 9.0).round())];
+    }
+    fleet[6].steps = vec![("lint", 3.0)];
+    fleet[7].steps = vec![("lint", 3.0)];
+    let s = analyse(&dataset(records_of(&fleet))).remove(0);
+    assert_eq!(
+        s.disk_only_pair.as_ref().unwrap().reading,
+        PairReading::Unclear
+    );
+    assert_ne!(s.follows, Follows::NotTheDisk, "{}", s.conclusion);
+    // An experiment on the step outranks the pair.
+    let ds = dataset(records_of(&pair_fleet(41.0, (28.0, 27.0))));
+    let mut exp = BTreeMap::new();
+    exp.insert(
+        "gen/lint".to_string(),
+        Experiment {
+            runner: "here".into(),
+            bound: Bound::Bandwidth,
+            why: "a bandwidth cap made it 3x slower".into(),
+        },
+    );
+    let s = analyse_with(&ds, &exp).remove(0);
+    assert_eq!((s.follows, s.by), (Follows::Bandwidth, By::Experiment));
+}
+
 #[test]
 fn generated_small_fleet_steps_follow_what_they_were_made_of() {
     let ds = dataset(Fleet::small().records());

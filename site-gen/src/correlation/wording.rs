@@ -1,9 +1,13 @@
 //! The conclusion of a step's analysis in words. Every figure in a sentence comes from the
 //! analysis; nothing here decides anything.
 
-use super::{By, Figure, Follows, Link, MAX_RESOLUTION_SHARE, MIN_RUNNERS, NoCall, StepAnalysis};
+use super::analysis::{
+    By, DiskOnlyPair, Figure, Follows, Link, MAX_RESOLUTION_SHARE, MIN_RUNNERS, NoCall,
+    PairReading, StepAnalysis,
+};
 use crate::correlation::rank::TIE_TOLERANCE;
 use crate::stats::fmt_s;
+use record::Bound;
 
 /// A conclusion (plain text; the page escapes it).
 pub(crate) struct Wording {
@@ -29,12 +33,19 @@ pub(crate) fn fmt_interval(l: &Link) -> String {
     }
 }
 
-/// What a call means, in a few words.
+/// What a call means, in a few words: the site's one vocabulary (latency, throughput at depth,
+/// bandwidth, CPU), the same words the verdict rule and the what-if experiments use.
 pub(crate) fn what(f: Follows) -> &'static str {
     match f {
-        Follows::Latency => "latency (one I/O at a time: QD1 reads, synced writes)",
-        Follows::Bandwidth => "bandwidth (sequential, or random at depth)",
+        Follows::Latency => {
+            "latency (one operation at a time, or synced: QD1 reads, synced writes)"
+        }
+        Follows::Throughput => {
+            "throughput at depth (many small operations in flight: random reads and writes at depth)"
+        }
+        Follows::Bandwidth => "bandwidth (big sequential transfers)",
         Follows::Cpu => "the CPU, not the disk",
+        Follows::NotTheDisk => "not the disk",
         Follows::Neither => "neither clearly",
         Follows::TooFew => "nothing yet: too few runners to tell",
     }
@@ -95,6 +106,14 @@ fn other_side(a: &StepAnalysis, deciding: Figure) -> Option<&Link> {
 const SETTLE: &str =
     "More runners, or a pair of runners that differ in disk only (same CPU), would settle it.";
 
+/// What would settle an open question: a disk-only pair, unless the data already has one.
+fn settle(a: &StepAnalysis) -> &'static str {
+    match &a.disk_only_pair {
+        Some(p) if p.reading != PairReading::Unclear => "More runners would settle it.",
+        _ => SETTLE,
+    }
+}
+
 pub(crate) fn conclusion(a: &StepAnalysis) -> Wording {
     let name = &a.name;
     let published = if a.imported_runners > 0 {
@@ -108,24 +127,35 @@ pub(crate) fn conclusion(a: &StepAnalysis) -> Wording {
     let by_correlation = correlation_sentence(a);
     let text = match (&a.experiment, a.by) {
         (Some(e), By::Experiment) => {
-            let agree = if a.follows_by_correlation == a.follows {
+            // An I/O-rate cap slows small operations whether they go one at a time or many
+            // in flight: the ranks' throughput at depth agrees with an experiment's latency.
+            let same = a.follows_by_correlation == a.follows
+                || (e.bound == Bound::Latency && a.follows_by_correlation == Follows::Throughput);
+            let agree = if same {
                 "The ranks across runners agree.".to_string()
             } else {
                 format!("Across runners the ranks say: {by_correlation}")
             };
             format!(
                 "{name} follows {} by experiment on {} (the disk changed, nothing else): {} {agree}",
-                what(a.follows),
+                what_bound(e.bound),
                 e.runner,
                 e.why.trim_end_matches('.').to_string() + "."
             )
         }
+        (_, By::DiskOnlyPair) => format!(
+            "{name} does not follow the disk, by a pair of runners that differ in disk only (below). Across runners the ranks say: {by_correlation}"
+        ),
         _ => by_correlation,
     };
     let pair = a
         .disk_only_pair
         .as_ref()
-        .filter(|_| a.no_call.is_none() || a.no_call == Some(NoCall::Undecided))
+        .filter(|p| {
+            p.reading != PairReading::Unclear
+                || a.no_call.is_none()
+                || a.no_call == Some(NoCall::Undecided)
+        })
         .map(pair_sentence)
         .unwrap_or_default();
     Wording {
@@ -140,21 +170,78 @@ pub(crate) fn conclusion(a: &StepAnalysis) -> Wording {
     }
 }
 
-/// " A pair that differs in disk only: a (tmpfs) and b (ebs) have about the same CPU and are
-/// 25 x apart in sequential write; the step took 8.00 s on the faster disk against 21.0 s."
-fn pair_sentence(p: &super::DiskOnlyPair) -> String {
+/// "16" or "7.5": GiB as a person writes them.
+fn fmt_gib(v: f64) -> String {
+    if v.fract() == 0.0 {
+        format!("{v:.0}")
+    } else {
+        crate::stats::fmt_sig(v)
+    }
+}
+
+/// What an experiment's verdict means, in the same words as [`what`]. The I/O-rate cap slows
+/// small operations one at a time and many in flight alike, so its `latency` covers both.
+pub(crate) fn what_bound(b: Bound) -> &'static str {
+    match b {
+        Bound::Latency => {
+            "small operations (latency, or throughput at depth: an I/O-rate cap slows both)"
+        }
+        Bound::Bandwidth => what(Follows::Bandwidth),
+        Bound::Cpu => what(Follows::Cpu),
+        Bound::Mixed => "a mix of the disk and the CPU",
+        Bound::Unknown => "nothing the experiment could tell",
+    }
+}
+
+/// " A pair that differs in disk only: a (tmpfs) and b (ebs) have the same CPU (4 vCPUs) and
+/// disks at least 25x apart in every figure (41x in sequential read); the step took 35 s on the
+/// faster disk against 35 s. ..." and what that pair says, with its limits.
+pub(crate) fn pair_sentence(p: &DiskOnlyPair) -> String {
     let (b, w) = (&p.better, &p.worse);
-    format!(
-        " A pair that differs in disk only: {} ({}) and {} ({}) have about the same CPU and are {} apart in {}; the step took {} on the faster disk against {}.",
+    let fmt_t = |t: f64| {
+        if p.resolution_s >= 1.0 {
+            format!("{t:.0} s")
+        } else {
+            fmt_s(t)
+        }
+    };
+    let mut s = format!(
+        " A pair that differs in disk only: {} ({}) and {} ({}) have the same CPU and disks at least {} apart in every disk figure ({} in {}); the step took {} on the faster disk against {}.",
         b.0,
         b.1.as_str(),
         w.0,
         w.1.as_str(),
+        crate::stats::fmt_ratio(p.min_ratio),
         crate::stats::fmt_ratio(b.2 / w.2),
         phrase(Figure::Column(p.disk)),
-        fmt_s(b.3),
-        fmt_s(w.3)
-    )
+        fmt_t(b.3),
+        fmt_t(w.3)
+    );
+    let resolution = if p.resolution_s >= 1.0 {
+        "whole seconds".to_string()
+    } else {
+        fmt_s(p.resolution_s)
+    };
+    let limits = format!(
+        " Its limits: one pair, one median each; times to {resolution}; it holds the CPU fixed, not the memory ({} GiB against {} GiB).",
+        fmt_gib(p.memory_gib.0),
+        fmt_gib(p.memory_gib.1)
+    );
+    match p.reading {
+        PairReading::NotTheDisk => s.push_str(&format!(
+            " Within {} (the resolution of the timings, or {:.0}% run-to-run spread) that is the same time: not the disk, by this pair; on the slower disk the disk costs it at most about {}.{limits}",
+            fmt_t(p.allowance_s),
+            TIE_TOLERANCE * 100.0,
+            fmt_t(p.allowance_s)
+        )),
+        PairReading::TheDisk => s.push_str(&format!(
+            " The faster disk saved {}, more than the {} the timings can blur: by this pair the disk matters (one pair cannot say which of its figures).{limits}",
+            fmt_t(w.3 - b.3),
+            fmt_t(p.allowance_s)
+        )),
+        PairReading::Unclear => {}
+    }
+    s
 }
 
 fn correlation_sentence(a: &StepAnalysis) -> String {
@@ -212,11 +299,14 @@ fn correlation_sentence(a: &StepAnalysis) -> String {
                 .filter(|l| l.rho_controlled.is_some())
                 .map(|l| format!("; the CPU's, {}, is not either.", controlled(l)))
                 .unwrap_or_else(|| ".".into());
-            format!("{name}: the data cannot tell.{strongest}{disk}{cpu} {SETTLE}")
+            format!(
+                "{name}: the data cannot tell.{strongest}{disk}{cpu} {}",
+                settle(a)
+            )
         }
         None => {
             let Some(d) = a.deciding.and_then(|f| a.link(f)) else {
-                return format!("{name}: the data cannot tell. {SETTLE}");
+                return format!("{name}: the data cannot tell. {}", settle(a));
             };
             let mut s = format!(
                 "{name} follows {}: it runs faster where {} is higher, {}; ranked alone, {}.",

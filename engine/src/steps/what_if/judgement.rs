@@ -247,13 +247,13 @@ impl Comparison<'_> {
         ) {
             (Some(ri), Some(rb)) if ri - 1.0 >= DOMINANCE * (rb - 1.0) => (
                 Bound::Latency,
-                "both caps slowed it, the I/O-rate cap far more: it waits on the latency of \
-                 many small operations"
+                "both caps slowed it, the I/O-rate cap far more: small operations set its pace \
+                 (latency, or throughput at depth)"
                     .to_string(),
             ),
             (Some(ri), Some(rb)) if rb - 1.0 >= DOMINANCE * (ri - 1.0) => (
                 Bound::Bandwidth,
-                "both caps slowed it, the bandwidth cap far more: it waits on moving bytes".into(),
+                "both caps slowed it, the bandwidth cap far more: it waits on big transfers (bandwidth)".into(),
             ),
             (Some(_), Some(_)) => (
                 Bound::Mixed,
@@ -261,13 +261,13 @@ impl Comparison<'_> {
             ),
             (Some(_), None) => (
                 Bound::Latency,
-                "only the I/O-rate cap slowed it: it waits on the latency of many small \
-                 operations"
+                "only the I/O-rate cap slowed it: small operations set its pace (latency, or \
+                 throughput at depth)"
                     .into(),
             ),
             (None, Some(_)) => (
                 Bound::Bandwidth,
-                "only the bandwidth cap slowed it: it waits on moving bytes".into(),
+                "only the bandwidth cap slowed it: it waits on big transfers (bandwidth)".into(),
             ),
             (None, None) if self.iops.is_none() && self.bandwidth.is_none() => (
                 Bound::Unknown,
