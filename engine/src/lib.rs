@@ -11,6 +11,8 @@ pub mod direct_io;
 pub mod fileprep;
 // fio's command-line syntax read into a job (`cargo diskbench fio`).
 pub mod fio;
+// fio's job files (`cargo diskbench fio FILE.fio`), read into jobs and groups.
+pub mod fio_jobfile;
 pub mod hist;
 pub mod job;
 mod job_loop;

@@ -151,6 +151,7 @@ impl SuiteOptions {
             repeat: self.repeat,
             command_line: None,
             like,
+            provisioned: None,
         }
     }
 

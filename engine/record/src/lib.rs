@@ -19,6 +19,7 @@ pub mod error;
 pub mod exit;
 pub mod input;
 pub mod load;
+pub mod provisioned;
 pub mod random;
 mod record;
 pub mod results;

@@ -322,6 +322,9 @@ pub struct Settings {
     /// `run --like LABEL`: the columns ran under caps taken from LABEL's figures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub like: Option<LikeSettings>,
+    /// `--provisioned IOPS,BANDWIDTH`: the volume's limit the figures are set beside.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provisioned: Option<crate::provisioned::Provisioned>,
 }
 
 fn one() -> u32 {
