@@ -593,7 +593,11 @@ mod tests {
             .collect();
         let r = run(&args).unwrap();
         let inv = &r.jobs[0].inv;
-        assert_eq!(inv.job.size_per_job, 8 << 30, "[global] size= wins over --size");
+        assert_eq!(
+            inv.job.size_per_job,
+            8 << 30,
+            "[global] size= wins over --size"
+        );
         assert_eq!(
             inv.job.termination,
             crate::job::Termination::Size {
@@ -606,8 +610,14 @@ mod tests {
         let c = write(d.path(), "c.fio", "[c]\nfilename=/tmp/nonexistent-c\n");
         let e = write(d.path(), "e.fio", "[e]\nfilename=/tmp/nonexistent-e\n");
         assert!(run(&["--size=1m".into(), c.clone()]).is_ok());
-        let msg = format!("{:#}", run(&["--size=1m".into(), c, e.clone()]).unwrap_err());
-        assert!(msg.contains(&e) && msg.contains("--size is required"), "{msg}");
+        let msg = format!(
+            "{:#}",
+            run(&["--size=1m".into(), c, e.clone()]).unwrap_err()
+        );
+        assert!(
+            msg.contains(&e) && msg.contains("--size is required"),
+            "{msg}"
+        );
     }
 
     #[test]
@@ -616,7 +626,7 @@ mod tests {
         let f = write(
             d.path(),
             "groups.fio",
-            "; a comment\n# another\n[global]\nsize=1m  ; inline comment\nfilename=/tmp/x\n\
+            "; a comment\n# another\n[global]\nsize=1m  ; inline comment\nfilename=/nonexistent-i27/x\n\
              [a]\n[b]\nrw=write\n[c]\nstonewall\n[d]\nnew_group\n[e]\n",
         );
         let r = run(&[f.clone()]).unwrap();
@@ -625,7 +635,13 @@ mod tests {
             .iter()
             .map(|j| (j.inv.job.name.clone(), j.group, j.wave))
             .collect();
-        let want = [("a", 0, 0), ("b", 0, 0), ("c", 1, 1), ("d", 2, 1), ("e", 2, 1)];
+        let want = [
+            ("a", 0, 0),
+            ("b", 0, 0),
+            ("c", 1, 1),
+            ("d", 2, 1),
+            ("e", 2, 1),
+        ];
         assert_eq!(
             got,
             want.iter()
@@ -635,7 +651,11 @@ mod tests {
         assert_eq!(r.waves(), vec![vec![0, 1], vec![2, 3, 4]]);
         assert_eq!(r.jobs[0].inv.job.size_per_job, 1 << 20);
         // A second file's first job waits for the first file's jobs.
-        let g = write(d.path(), "more.fio", "[z]\nsize=1m\nfilename=/tmp/x\n");
+        let g = write(
+            d.path(),
+            "more.fio",
+            "[z]\nsize=1m\nfilename=/nonexistent-i27/x\n",
+        );
         let r = run(&[f, g]).unwrap();
         let z = r.jobs.last().unwrap();
         assert_eq!((z.group, z.wave), (3, 2));
@@ -647,7 +667,7 @@ mod tests {
         let f = write(
             d.path(),
             "g.fio",
-            "[global]\nsize=1m\nfilename=/tmp/x\n[a]\n[global]\nbs=64k\n[b]\n",
+            "[global]\nsize=1m\nfilename=/nonexistent-i27/x\n[a]\n[global]\nbs=64k\n[b]\n",
         );
         let r = run(&[f]).unwrap();
         assert_eq!(r.jobs[0].inv.job.block_size, 4096);
@@ -661,7 +681,7 @@ mod tests {
         let f = write(
             d.path(),
             "i.fio",
-            "[a]\nsize=1m\nfilename=/tmp/x\ninclude common.inc\niodepth=2\nioengine=io_uring\n",
+            "[a]\nsize=1m\nfilename=/nonexistent-i27/x\ninclude common.inc\niodepth=2\nioengine=io_uring\n",
         );
         let r = run(&[f]).unwrap();
         let j = &r.jobs[0].inv.job;

@@ -13,3 +13,5 @@ mod whatif;
 
 // fio-syntax jobs (`cargo diskbench fio`).
 mod fio;
+// fio job files (`cargo diskbench fio FILE.fio`), beside fio itself.
+mod fio_jobfile;
