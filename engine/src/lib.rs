@@ -7,6 +7,8 @@
 pub mod backend;
 pub mod cgroup;
 pub mod cpu;
+// Reading a block device, never writing it (`cargo diskbench device`).
+pub mod device;
 pub mod direct_io;
 pub mod fileprep;
 // fio's command-line syntax read into a job (`cargo diskbench fio`).

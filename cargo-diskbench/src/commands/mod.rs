@@ -3,6 +3,7 @@
 
 pub mod destination;
 
+pub mod device;
 pub mod fio;
 pub mod import;
 pub mod machine;

@@ -15,3 +15,5 @@ mod whatif;
 mod fio;
 // fio job files (`cargo diskbench fio FILE.fio`), beside fio itself.
 mod fio_jobfile;
+// Reading a block device, never writing it (`cargo diskbench device`).
+mod device;

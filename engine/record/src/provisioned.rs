@@ -15,9 +15,10 @@ use crate::{ColumnId, Record, TestResult};
 
 const MIB: f64 = 1_048_576.0;
 
-/// A figure at or above this share of its limit is "at the provisioned limit": clouds enforce
-/// limits with token buckets that let a few per cent through either way.
-pub const AT_LIMIT_SHARE: f64 = 0.95;
+/// A figure within this share of its limit, either way, is "at the provisioned limit": clouds
+/// enforce limits with token buckets that let a few per cent through either way. Further above
+/// it, something else served the figure (a cache, burst credits, a wrong limit).
+pub const AT_LIMIT_SHARE: f64 = 0.05;
 
 /// What the volume is provisioned for.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -122,7 +123,11 @@ impl Share {
     }
 
     pub fn at_limit(&self) -> bool {
-        self.fraction() >= AT_LIMIT_SHARE
+        (self.fraction() - 1.0).abs() <= AT_LIMIT_SHARE
+    }
+
+    pub fn above_limit(&self) -> bool {
+        self.fraction() > 1.0 + AT_LIMIT_SHARE
     }
 
     /// "99.8% of the provisioned 125.0 MiB/s: at the provisioned limit".
@@ -135,6 +140,11 @@ impl Share {
         let pct = self.fraction() * 100.0;
         if self.at_limit() {
             format!("{pct:.1}% of the provisioned {limit}: at the provisioned limit")
+        } else if self.above_limit() {
+            format!(
+                "{pct:.1}% of the provisioned {limit}: above it (a cache, burst credits, or \
+                 a higher limit than given)"
+            )
         } else {
             format!("{pct:.1}% of the provisioned {limit}")
         }
@@ -212,6 +222,13 @@ mod tests {
         let s = iops_share(&p, 2990.0);
         assert!(s.at_limit());
         assert!(s.describe().contains("at the provisioned limit"), "{s:?}");
+        assert!(
+            iops_share(&p, 3140.0).at_limit(),
+            "a few per cent over is at it"
+        );
+        let s = iops_share(&p, 6000.0);
+        assert!(!s.at_limit() && s.above_limit());
+        assert!(s.describe().contains("above it"), "{s:?}");
         let s = bandwidth_share(&p, 60.0 * MIB);
         assert!(!s.at_limit());
         assert_eq!(s.describe(), "48.0% of the provisioned 125.0 MiB/s");
