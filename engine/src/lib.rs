@@ -16,6 +16,8 @@ pub mod fio;
 // fio's job files (`cargo diskbench fio FILE.fio`), read into jobs and groups.
 pub mod fio_jobfile;
 pub mod hist;
+// ioping's latency probe (`cargo diskbench ioping`).
+pub mod ioping;
 pub mod job;
 mod job_loop;
 mod job_process;

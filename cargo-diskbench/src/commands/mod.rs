@@ -6,6 +6,7 @@ pub mod destination;
 pub mod device;
 pub mod fio;
 pub mod import;
+pub mod ioping;
 pub mod machine;
 pub mod merge;
 pub mod run;

@@ -17,3 +17,5 @@ mod fio;
 mod fio_jobfile;
 // Reading a block device, never writing it (`cargo diskbench device`).
 mod device;
+// ioping's probe (`cargo diskbench ioping`), beside ioping itself.
+mod ioping;
