@@ -57,6 +57,9 @@ pub struct RunArgs {
     /// No progress output (the table and errors are still printed)
     #[arg(long, short)]
     pub quiet: bool,
+    /// The volume's provisioned limit, IOPS,BANDWIDTH (e.g. 3000,125M): figures as a share of it
+    #[arg(long, value_name = "IOPS,BANDWIDTH", value_parser = super::device::provisioned)]
+    pub provisioned: Option<record::provisioned::Provisioned>,
 }
 
 /// Where the record and report go (boxed: keeps the command enum small).
@@ -275,8 +278,10 @@ pub fn exec(args: RunArgs) -> Result<()> {
     if record::cancel::requested() {
         return Err(record::error::interrupted());
     }
+    let mut settings = opts.settings(like_settings);
+    settings.provisioned = args.provisioned.clone();
     let record = run.finish(Measured {
-        settings: opts.settings(like_settings),
+        settings,
         tests,
         steps,
         cpu_reference: Some(engine::steps::cpu_reference()),
@@ -284,6 +289,7 @@ pub fn exec(args: RunArgs) -> Result<()> {
     })?;
 
     output::print(&output::table(&record.tests), json_to_stdout);
+    output::print(&output::provisioned_shares(&record), json_to_stdout);
     if let Some(like) = &record.settings.like {
         output::print(&output::like_table(like), json_to_stdout);
     }

@@ -23,7 +23,9 @@ const MANUAL: &[(&str, &str)] = &[
 ];
 
 /// The commands the options page documents.
-const COMMANDS: &[&str] = &["run", "steps", "fio", "site", "import", "machine", "merge"];
+const COMMANDS: &[&str] = &[
+    "run", "steps", "fio", "ioping", "device", "site", "import", "machine", "merge",
+];
 
 /// The site of an empty results folder: its top-level pages by file name.
 fn rendered_site() -> BTreeMap<String, String> {

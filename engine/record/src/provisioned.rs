@@ -43,7 +43,8 @@ pub struct KnownDefault {
 
 /// The defaults a record's runner variant can name.
 pub const KNOWN_DEFAULTS: &[KnownDefault] = &[KnownDefault {
-    variant_contains: "gp3",
+    // Only the default: "gp3 provisioned 1000 MiB/s, 16k IOPS" is a gp3 too, with other limits.
+    variant_contains: "gp3 default",
     // AWS, "Amazon EBS General Purpose SSD volumes": gp3 baseline 3,000 IOPS and 125 MiB/s
     // at any size, more only when bought.
     iops: 3000.0,
@@ -218,6 +219,7 @@ mod tests {
         let p = Provisioned::known_default(Some("gp3 default")).unwrap();
         assert_eq!((p.iops, p.bytes_s), (3000.0, 125.0 * MIB));
         assert!(Provisioned::known_default(Some("io2 16k")).is_none());
+        assert!(Provisioned::known_default(Some("gp3 provisioned 1000 MiB/s")).is_none());
         assert!(Provisioned::known_default(None).is_none());
         let s = iops_share(&p, 2990.0);
         assert!(s.at_limit());
