@@ -538,7 +538,10 @@ mod tests {
             row.contains("99.7% of the provisioned 3000 IOPS: at the provisioned limit"),
             "{row}"
         );
-        assert!(md.contains("EBS gp3 default (3,000 IOPS, 125 MiB/s)"), "{md}");
+        assert!(
+            md.contains("EBS gp3 default (3,000 IOPS, 125 MiB/s)"),
+            "{md}"
+        );
         // Without a known default or --provisioned there is no share column.
         record.runner.variant = None;
         assert!(!markdown(&record).contains("provisioned"));

@@ -19,3 +19,5 @@ mod fio_jobfile;
 mod device;
 // ioping's probe (`cargo diskbench ioping`), beside ioping itself.
 mod ioping;
+// --provisioned IOPS,BANDWIDTH on run, fio and device.
+mod provisioned;

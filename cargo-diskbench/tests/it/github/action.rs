@@ -1091,10 +1091,20 @@ fn the_provisioned_input_reaches_the_record_and_the_summary() {
         run_action_step(tmp.path(), &workspace, &env)
     };
     assert_eq!(run.code, 0, "{}", run.text);
-    let record: Record = serde_json::from_slice(&fs::read(&run.outputs["record"]).unwrap()).unwrap();
-    let p = record.settings.provisioned.expect("the limit in the record");
+    let record: Record =
+        serde_json::from_slice(&fs::read(&run.outputs["record"]).unwrap()).unwrap();
+    let p = record
+        .settings
+        .provisioned
+        .expect("the limit in the record");
     assert_eq!((p.iops, p.bytes_s), (3000.0, 125.0 * 1_048_576.0));
     let summary = fs::read_to_string(tmp.path().join("step-summary.md")).unwrap();
-    assert!(summary.contains("Share of the provisioned limit"), "{summary}");
-    assert!(summary.contains("of the provisioned 3000 IOPS"), "{summary}");
+    assert!(
+        summary.contains("Share of the provisioned limit"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("of the provisioned 3000 IOPS"),
+        "{summary}"
+    );
 }
