@@ -155,15 +155,16 @@ impl ReadOnlyDevice {
     }
 
     /// Read `buf.len()` bytes at `offset` (`pread`, retried on EINTR and short reads).
-    pub fn read_at(&self, buf: &mut AlignedBuf, offset: u64) -> std::io::Result<()> {
+    pub(crate) fn read_at(&self, buf: &mut AlignedBuf, offset: u64) -> std::io::Result<()> {
+        let len = buf.as_slice().len();
         let mut done = 0usize;
-        while done < buf.len() {
+        while done < len {
             // SAFETY: the buffer holds buf.len() bytes we own; pread writes at most the count.
             let n = unsafe {
                 libc::pread(
                     self.fd.as_raw_fd(),
                     buf.as_ptr().add(done).cast(),
-                    buf.len() - done,
+                    len - done,
                     (offset + done as u64) as libc::off_t,
                 )
             };

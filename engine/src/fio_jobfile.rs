@@ -629,7 +629,7 @@ mod tests {
             "; a comment\n# another\n[global]\nsize=1m  ; inline comment\nfilename=/nonexistent-i27/x\n\
              [a]\n[b]\nrw=write\n[c]\nstonewall\n[d]\nnew_group\n[e]\n",
         );
-        let r = run(&[f.clone()]).unwrap();
+        let r = run(std::slice::from_ref(&f)).unwrap();
         let got: Vec<(String, u32, u32)> = r
             .jobs
             .iter()
@@ -703,14 +703,14 @@ mod tests {
             "u.fio",
             "[global]\nsize=1m\n[bgread]\nrw=randread\nverify=crc32c\n",
         );
-        let e = err(&[f.clone()]);
+        let e = err(std::slice::from_ref(&f));
         assert!(
             e.contains(&format!("{f} line 5, section [bgread]"))
                 && e.contains("fio option verify is not supported"),
             "{e}"
         );
         let f = write(d.path(), "v.fio", "[a]\nsize=1m\nbs=abc\n");
-        let e = err(&[f.clone()]);
+        let e = err(std::slice::from_ref(&f));
         assert!(e.contains(&format!("{f} line 3, section [a]")), "{e}");
         assert!(e.contains("--bs=abc"), "{e}");
         let f = write(d.path(), "o.fio", "size=1m\n[a]\n");
@@ -720,7 +720,7 @@ mod tests {
         let f = write(d.path(), "g.fio", "[global]\nsize=1m\n");
         assert!(err(&[f]).contains("no job sections"));
         let f = write(d.path(), "out.fio", "[a]\nsize=1m\noutput=x\n");
-        assert!(err(&[f.clone()]).contains("command-line option"));
+        assert!(err(std::slice::from_ref(&f)).contains("command-line option"));
         assert!(err(&[f, "--name=x".into()]).contains("--name"));
         assert!(err(&[d.path().join("missing.fio").display().to_string()]).contains("cannot open"));
         assert!(err(&[d.path().display().to_string()]).contains("not a regular file"));

@@ -139,7 +139,7 @@ fn print_suffix(val: u64, sfx: &[(&str, u64)]) -> String {
         .find(|(_, m)| val >= *m || *m == 1)
         .copied()
         .unwrap_or(("", 1));
-    let precision = if val % mul == 0 {
+    let precision = if val.is_multiple_of(mul) {
         0
     } else if val >= mul * 10 {
         1
@@ -323,7 +323,7 @@ impl Probe {
         if opts.size == 0 {
             return Err(usage("-s 0: a request needs at least one byte; e.g. -s 4k"));
         }
-        if opts.direct && opts.size % 512 != 0 {
+        if opts.direct && !opts.size.is_multiple_of(512) {
             return Err(usage(format!(
                 "-s {}: with -D a request is whole 512-byte sectors; e.g. -s 4k",
                 opts.size
@@ -422,9 +422,13 @@ impl Probe {
         s
     }
 
-    /// Run the requests, calling `each` after every one. Returns the totals and the
-    /// histogram of the counted requests.
-    pub fn run(&self, each: &mut dyn FnMut(&Request)) -> Result<(Totals, LatencyHist)> {
+    /// Run the requests, calling `each` after every one. Returns the totals, the histogram
+    /// of the counted requests and the CPU time the process used meanwhile.
+    pub fn run(
+        &self,
+        each: &mut dyn FnMut(&Request),
+    ) -> Result<(Totals, LatencyHist, record::Cpu)> {
+        let cpu0 = crate::cpu::CpuTime::process();
         let o = &self.opts;
         let mut rng = FastRng::for_stream(None, 0);
         let mut buf = AlignedBuf::new(o.size as usize, 4096, &mut rng);
@@ -528,7 +532,12 @@ impl Probe {
         if totals.valid == 0 {
             totals.min_ns = 0;
         }
-        Ok((totals, hist))
+        let used = crate::cpu::CpuTime::process().since(cpu0);
+        let cpu = record::Cpu {
+            user_s: used.user.as_secs_f64(),
+            sys_s: used.sys.as_secs_f64(),
+        };
+        Ok((totals, hist, cpu))
     }
 
     /// ioping's closing lines.

@@ -1,7 +1,7 @@
 //! Escaping, for the few fragments built in Rust rather than in templates.
 
 /// Escape text for HTML element content and quoted attribute values.
-pub fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 8);
     for ch in s.chars() {
         match ch {

@@ -101,23 +101,16 @@ pub fn exec(args: IopingArgs) -> Result<()> {
     let measured_run = MeasuredRun::start(&std::fs::canonicalize(&dir).unwrap_or(dir), None);
     let probe = Probe::open(opts)?;
     let quiet = probe.options().quiet;
-    let cpu0 = engine::cpu::CpuTime::process();
-    let (totals, hist) = probe.run(&mut |r| {
+    let (totals, hist, cpu) = probe.run(&mut |r| {
         if !quiet {
             let mut out = std::io::stdout().lock();
             let _ = writeln!(out, "{}", probe.line(r));
             let _ = out.flush();
         }
     })?;
-    let cpu1 = engine::cpu::CpuTime::process();
     print!("{}", probe.summary(&totals));
     record::cancel::check()?;
     if let Some(dir) = &args.results {
-        let used = cpu1.since(cpu0);
-        let cpu = record::Cpu {
-            user_s: used.user.as_secs_f64(),
-            sys_s: used.sys.as_secs_f64(),
-        };
         let test = probe.test_result(&totals, &hist, cpu);
         let command_line: Vec<String> = std::env::args()
             .skip_while(|a| a != "ioping")

@@ -36,9 +36,14 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
+/// (job, groupid) per job, in report order.
+type JobGroups = Vec<(String, u32)>;
+/// (groupid, "READ" or "WRITE") per line of a group's status block.
+type GroupStatus = BTreeSet<(u32, String)>;
+
 /// What a fio-style report says about grouping: (job, groupid) per job, and per group the
 /// directions of its status block.
-fn grouping(report: &str) -> (Vec<(String, u32)>, BTreeSet<(u32, String)>) {
+fn grouping(report: &str) -> (JobGroups, GroupStatus) {
     let mut jobs = Vec::new();
     let mut status = BTreeSet::new();
     let mut group = None;

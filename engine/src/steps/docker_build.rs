@@ -22,14 +22,14 @@ use super::project::Project;
 use super::step::{Prepared, Ran, Readiness, Step};
 
 /// The step's id.
-pub const ID: &str = "docker-build";
+pub(crate) const ID: &str = "docker-build";
 
 /// Default built-in context: 2000 small files and 3 large ones, about 200 MiB.
 pub const DEFAULT_CONTEXT_MIB: u32 = 192;
 /// How long `docker version` may take to answer before the engine counts as absent.
 const ENGINE_TIMEOUT: Duration = Duration::from_secs(15);
 /// Processes that do a local docker daemon's work.
-pub const DAEMON_COMMANDS: [&str; 5] = [
+pub(crate) const DAEMON_COMMANDS: [&str; 5] = [
     "dockerd",
     "containerd",
     "fuse-overlayfs",
@@ -38,7 +38,7 @@ pub const DAEMON_COMMANDS: [&str; 5] = [
 ];
 
 /// Whether a docker engine answers; Err is the reason to skip the step.
-pub fn engine_answers() -> Result<String, String> {
+pub(crate) fn engine_answers() -> Result<String, String> {
     let mut ask = Command::new("docker");
     ask.args(["version", "--format", "{{.Server.Version}}"]);
     let out = match child::answer_within(ask, ENGINE_TIMEOUT) {
@@ -74,7 +74,7 @@ pub fn engine_answers() -> Result<String, String> {
 }
 
 /// The local daemon's processes, not visible when DOCKER_HOST points elsewhere.
-pub fn local_daemon() -> LocalDaemon {
+pub(crate) fn local_daemon() -> LocalDaemon {
     let remote = std::env::var("DOCKER_HOST")
         .is_ok_and(|host| !host.is_empty() && !host.starts_with("unix://"));
     LocalDaemon {
@@ -84,7 +84,7 @@ pub fn local_daemon() -> LocalDaemon {
 }
 
 /// The step: the project's Dockerfile, or a built-in context of `context_mib` MiB.
-pub struct DockerBuild {
+pub(crate) struct DockerBuild {
     project_root: PathBuf,
     context_mib: u32,
 }
@@ -92,7 +92,7 @@ pub struct DockerBuild {
 impl DockerBuild {
     /// `context_mib`: of the built-in context, when the project has no Dockerfile (None: the
     /// default).
-    pub fn new(project: &Project, context_mib: Option<u32>) -> DockerBuild {
+    pub(crate) fn new(project: &Project, context_mib: Option<u32>) -> DockerBuild {
         DockerBuild {
             project_root: project.root.clone(),
             context_mib: context_mib.unwrap_or(DEFAULT_CONTEXT_MIB).max(1),
@@ -171,7 +171,7 @@ impl Step for DockerBuild {
 
 /// Lay out the built-in context in `root` and return the Dockerfile's path. `total_mib` is
 /// split: an eighth in small files of 1-8 KiB, the rest in three large files.
-pub fn generate_context(root: &Path, total_mib: u32) -> Result<PathBuf> {
+pub(crate) fn generate_context(root: &Path, total_mib: u32) -> Result<PathBuf> {
     let mut rng = Xorshift(0x9E37_79B9_7F4A_7C15);
     let small_total = (total_mib as u64 * 1024 * 1024 / 8).max(64 * 1024);
     let mut written = 0u64;
@@ -245,7 +245,7 @@ fn write_random(path: &Path, len: usize, rng: &mut Xorshift) -> Result<()> {
         .with_context(|| format!("cannot sync {}", path.display()))
 }
 
-pub fn build_command(dockerfile: &Path, context: &Path, tag: &str) -> Command {
+pub(crate) fn build_command(dockerfile: &Path, context: &Path, tag: &str) -> Command {
     let mut cmd = Command::new("docker");
     cmd.args([
         "build",
@@ -265,12 +265,12 @@ pub fn build_command(dockerfile: &Path, context: &Path, tag: &str) -> Command {
 /// The label on every image the step builds (and, in the built-in Dockerfile, on every layer
 /// from the second instruction on), so an interrupted build's untagged `<none>` images can be
 /// found and pruned without touching anyone else's.
-pub const STEP_LABEL: &str = "diskbench.step=docker-build";
+pub(crate) const STEP_LABEL: &str = "diskbench.step=docker-build";
 
 /// Remove the image the step built, and any dangling image a build of this step left (an
 /// interrupted classic build leaves its last layer untagged). Returns a note if the image
 /// could not be removed.
-pub fn remove_image(tag: &str) -> Option<String> {
+pub(crate) fn remove_image(tag: &str) -> Option<String> {
     let out = Command::new("docker")
         .args(["image", "rm", "-f", tag])
         .stdin(Stdio::null())

@@ -11,7 +11,7 @@ const LOCK_PATH: &str = "/run/cargo-diskbench-what-if.lock";
 /// each run's "nothing of ours is left" check would see the other's groups. The lock is taken
 /// here, waited for when another run holds it, and held until this process exits (the kernel
 /// drops it then, also after SIGKILL).
-pub fn one_run_at_a_time() -> anyhow::Result<()> {
+pub(crate) fn one_run_at_a_time() -> anyhow::Result<()> {
     use std::os::fd::AsRawFd;
     use std::os::unix::fs::OpenOptionsExt;
     static HELD: std::sync::OnceLock<fs::File> = std::sync::OnceLock::new();

@@ -11,7 +11,7 @@ pub const DEFAULT_CAP_IOPS: u64 = 1000;
 pub const DEFAULT_CAP_MIB_S: u64 = 50;
 
 /// Bytes in a MiB, for caps given in MiB/s.
-pub const MIB: u64 = 1024 * 1024;
+pub(crate) const MIB: u64 = 1024 * 1024;
 
 /// What the what-if runs need, resolved once before any step runs.
 #[derive(Clone, Debug)]
@@ -33,14 +33,14 @@ pub const CONDITION_IDS: [&str; 4] = ["memory", "iops-capped", "bandwidth-capped
 
 /// One condition to run.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Condition {
+pub(crate) enum Condition {
     Normal,
     Memory,
     Capped { id: String, caps: IoCaps },
 }
 
 impl Condition {
-    pub fn id(&self) -> &str {
+    pub(crate) fn id(&self) -> &str {
         match self {
             Condition::Normal => "baseline",
             Condition::Memory => "memory",
@@ -51,7 +51,7 @@ impl Condition {
 
 impl WhatIfOptions {
     /// The conditions after the normal run, in order.
-    pub fn conditions(&self) -> Vec<Condition> {
+    pub(crate) fn conditions(&self) -> Vec<Condition> {
         let mut c = vec![Condition::Memory];
         if self.caps_target.is_ok() {
             c.push(Condition::Capped {
@@ -89,7 +89,7 @@ impl WhatIfOptions {
 
 /// The caps that make this disk look like `record`'s: reads and writes per second from its
 /// rand-read/rand-write IOPS, bytes per second from its seq-read/seq-write MiB/s.
-pub fn caps_like(record: &Record) -> Result<IoCaps, String> {
+pub(crate) fn caps_like(record: &Record) -> Result<IoCaps, String> {
     use record::ColumnId;
     let fig = |c: ColumnId| {
         record
