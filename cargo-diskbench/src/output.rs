@@ -349,7 +349,7 @@ machine (no other jobs, no builds); report the median with its spread";
 /// Each column's figure as a share of the volume's provisioned limit (`--provisioned`, or the
 /// known default of the runner's variant); empty when there is no limit.
 pub fn provisioned_shares(record: &record::Record) -> String {
-    let Some(limit) = record::provisioned::Provisioned::for_record(record) else {
+    let Some(limit) = record::Provisioned::for_record(record) else {
         return String::new();
     };
     let mut out = format!(

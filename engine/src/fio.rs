@@ -230,7 +230,7 @@ pub struct FioInvocation {
     /// `--pre_read` (fio's defaults when not given).
     pub prep: PrepOptions,
     /// `--provisioned IOPS,BANDWIDTH` (ours): the volume's limit, for the shares.
-    pub provisioned: Option<record::provisioned::Provisioned>,
+    pub provisioned: Option<record::Provisioned>,
 }
 
 impl FioInvocation {
@@ -743,9 +743,7 @@ pub(crate) fn from_given(
     };
     let provisioned = match value(&given, "provisioned") {
         None => None,
-        Some((o, v)) => {
-            Some(record::provisioned::Provisioned::parse(&format!("--{o}"), v).map_err(usage)?)
-        }
+        Some((o, v)) => Some(record::Provisioned::parse(&format!("--{o}"), v).map_err(usage)?),
     };
     let output = path_value(&given, "output")?;
     let results_dir = path_value(&given, "results")?;

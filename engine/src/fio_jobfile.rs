@@ -60,7 +60,7 @@ pub struct JobFileRun {
     pub output_format: OutputFormat,
     pub output: Option<PathBuf>,
     pub results_dir: Option<PathBuf>,
-    pub provisioned: Option<record::provisioned::Provisioned>,
+    pub provisioned: Option<record::Provisioned>,
     pub command_line: Vec<String>,
 }
 

@@ -167,7 +167,7 @@ fn columns_section(out: &mut String, record: &Record) {
         out.push_str("No disk test ran.\n\n");
         return;
     }
-    let limit = record::provisioned::Provisioned::for_record(record);
+    let limit = record::Provisioned::for_record(record);
     match &limit {
         Some(_) => out.push_str(
             "| Column | Result | p99 latency | Engine | Share of the provisioned limit |\n\

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use anyhow::Result;
 use engine::device::{DevicePlan, DeviceProgress, ReadOnlyDevice, TestOutcome};
+use record::Provisioned;
 use record::error::usage;
-use record::provisioned::Provisioned;
 use record::size::{SizeDialect, format_bytes, parse_size};
 
 #[derive(clap::Args, Debug)]

@@ -59,7 +59,7 @@ pub struct RunArgs {
     pub quiet: bool,
     /// The volume's provisioned limit, IOPS,BANDWIDTH (e.g. 3000,125M): figures as a share of it
     #[arg(long, value_name = "IOPS,BANDWIDTH", value_parser = super::device::provisioned)]
-    pub provisioned: Option<record::provisioned::Provisioned>,
+    pub provisioned: Option<record::Provisioned>,
 }
 
 /// Where the record and report go (boxed: keeps the command enum small).

@@ -9,9 +9,7 @@
 //! across volume types with different limits is another cap (the instance's), which the
 //! methodology page describes.
 
-use serde::{Deserialize, Serialize};
-
-use crate::{ColumnId, Record, TestResult};
+use crate::{ColumnId, Provisioned, Record, TestResult};
 
 const MIB: f64 = 1_048_576.0;
 
@@ -19,17 +17,6 @@ const MIB: f64 = 1_048_576.0;
 /// enforce limits with token buckets that let a few per cent through either way. Further above
 /// it, something else served the figure (a cache, burst credits, a wrong limit).
 pub const AT_LIMIT_SHARE: f64 = 0.05;
-
-/// What the volume is provisioned for.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct Provisioned {
-    /// I/O operations per second (any size up to the cloud's counting unit).
-    pub iops: f64,
-    /// Bytes per second.
-    pub bytes_s: f64,
-    /// Where the figures come from: "--provisioned" or the known default they are.
-    pub source: String,
-}
 
 /// A volume type's defaults, known from its provider's documentation.
 #[derive(Clone, Copy, Debug)]
