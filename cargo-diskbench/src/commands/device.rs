@@ -26,13 +26,8 @@ pub struct DeviceArgs {
     #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = super::run::runtime_secs)]
     pub runtime: f64,
     /// The volume's provisioned limit, IOPS,BANDWIDTH (e.g. 3000,125M): figures as a share of it
-    #[arg(long, value_name = "IOPS,BANDWIDTH", value_parser = provisioned)]
+    #[arg(long, value_name = "IOPS,BANDWIDTH", value_parser = super::run::provisioned)]
     pub provisioned: Option<Provisioned>,
-}
-
-/// `--provisioned`, for clap.
-pub fn provisioned(text: &str) -> std::result::Result<Provisioned, String> {
-    Provisioned::parse("--provisioned", text)
 }
 
 fn bytes(option: &str, text: &str) -> Result<u64> {

@@ -58,7 +58,7 @@ pub struct RunArgs {
     #[arg(long, short)]
     pub quiet: bool,
     /// The volume's provisioned limit, IOPS,BANDWIDTH (e.g. 3000,125M): figures as a share of it
-    #[arg(long, value_name = "IOPS,BANDWIDTH", value_parser = super::device::provisioned)]
+    #[arg(long, value_name = "IOPS,BANDWIDTH", value_parser = provisioned)]
     pub provisioned: Option<record::Provisioned>,
 }
 
@@ -88,6 +88,11 @@ pub struct RecordArgs {
 /// The shortest measured time per column: below it a column may complete no I/O at all.
 pub const MIN_RUNTIME_S: f64 = 0.1;
 pub const MAX_SECS: f64 = 3600.0;
+
+/// `--provisioned IOPS,BANDWIDTH` (run and device), for clap.
+pub fn provisioned(text: &str) -> std::result::Result<record::Provisioned, String> {
+    record::Provisioned::parse("--provisioned", text)
+}
 
 /// `--runtime`: a number of seconds in MIN_RUNTIME_S..=MAX_SECS, named in the error.
 pub fn runtime_secs(text: &str) -> std::result::Result<f64, String> {
