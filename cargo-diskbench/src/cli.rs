@@ -31,8 +31,12 @@ pub enum Command {
     Run(commands::run::RunArgs),
     /// Time only the real build steps
     Steps(commands::steps::StepsArgs),
-    /// Run one job given in fio's own option syntax
+    /// Run one job given in fio's own option syntax, or fio job files
     Fio(commands::fio::FioArgs),
+    /// ioping's latency probe: one request a second, ioping's lines and summary
+    Ioping(commands::ioping::IopingArgs),
+    /// Read a block device (never write it): first and second pass, sequential and random
+    Device(commands::device::DeviceArgs),
     /// Render the report site from a results folder
     Site(commands::site::SiteArgs),
     /// Turn fio JSON output or a CSV of published figures into records
@@ -61,6 +65,8 @@ pub fn dispatch(cli: Cargo) -> Result<()> {
         Some(Command::Run(a)) => commands::run::exec(a),
         Some(Command::Steps(a)) => commands::steps::exec(a),
         Some(Command::Fio(a)) => commands::fio::exec(a),
+        Some(Command::Device(a)) => commands::device::exec(a),
+        Some(Command::Ioping(a)) => commands::ioping::exec(a),
         Some(Command::Site(a)) => commands::site::exec(a),
         Some(Command::Import(a)) => commands::import::exec(a),
         Some(Command::Machine(a)) => commands::machine::exec(a),

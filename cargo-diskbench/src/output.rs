@@ -346,6 +346,26 @@ pub const SPREAD_ADVICE: &str = "a spread above 5% means this machine does not r
 figure yet: run more passes (--repeat 5), measure longer (--runtime 20), and run on a quiet \
 machine (no other jobs, no builds); report the median with its spread";
 
+/// Each column's figure as a share of the volume's provisioned limit (`--provisioned`, or the
+/// known default of the runner's variant); empty when there is no limit.
+pub fn provisioned_shares(record: &record::Record) -> String {
+    let Some(limit) = record::Provisioned::for_record(record) else {
+        return String::new();
+    };
+    let mut out = format!(
+        "provisioned limit: {:.0} IOPS, {:.1} MiB/s ({})\n",
+        limit.iops,
+        limit.bytes_s / 1_048_576.0,
+        limit.source
+    );
+    for t in &record.tests {
+        if let Some(share) = record::provisioned::share(&limit, t) {
+            out.push_str(&format!("  {:<12} {}\n", t.id, share.describe()));
+        }
+    }
+    out
+}
+
 /// The end-of-run table: one row per column, then the fallbacks and notes.
 pub fn table(tests: &[TestResult]) -> String {
     let mut rows: Vec<[String; 5]> = vec![[

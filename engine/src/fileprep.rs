@@ -76,7 +76,7 @@ impl Fallocate {
 }
 
 /// fio's file-preparation options for one job (all at fio's defaults by `Default`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PrepOptions {
     pub fallocate: Fallocate,
     /// `overwrite=1`: a write job's new file gets data laid down first, as for reads.
@@ -85,6 +85,21 @@ pub struct PrepOptions {
     pub create_on_open: bool,
     /// `pre_read=1`: read the file once before the job (fills the page cache when buffered).
     pub pre_read: bool,
+    /// `invalidate=1` (fio's default): drop the file's cached pages before the job, so a
+    /// buffered job starts from the disk, not from what an earlier job left in memory.
+    pub invalidate: bool,
+}
+
+impl Default for PrepOptions {
+    fn default() -> PrepOptions {
+        PrepOptions {
+            fallocate: Fallocate::default(),
+            overwrite: false,
+            create_on_open: false,
+            pre_read: false,
+            invalidate: true,
+        }
+    }
 }
 
 /// Allocate `size` bytes of `file` (which is empty) the way `mode` says. Returns a note when

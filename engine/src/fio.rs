@@ -26,7 +26,7 @@ pub const FIO_DEFAULT_RANDSEED: u64 = 0x89;
 
 /// How an option takes its value, as fio's getopt table declares it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Takes {
+pub(crate) enum Takes {
     /// `--opt=value` or `--opt value`.
     Value,
     /// A boolean or set-only option: `--opt` alone means 1; a value only with `=`.
@@ -34,10 +34,10 @@ enum Takes {
 }
 
 /// One supported option: its fio name, other names fio accepts, and what we do with it.
-struct OptionDef {
-    name: &'static str,
+pub(crate) struct OptionDef {
+    pub(crate) name: &'static str,
     aliases: &'static [&'static str],
-    takes: Takes,
+    pub(crate) takes: Takes,
     help: &'static str,
 }
 
@@ -155,9 +155,19 @@ const OPTIONS: &[OptionDef] = &[
         Takes::Value,
         "not fio: also write the record into this results folder",
     ),
+    opt(
+        "provisioned",
+        Takes::Value,
+        "not fio: the volume's limit IOPS,BANDWIDTH (e.g. 3000,125M); figures shown as a share of it",
+    ),
+    opt(
+        "invalidate",
+        Takes::Flag,
+        "drop the files' cached pages before the job (fio's default: 1)",
+    ),
 ];
 
-fn find_option(name: &str) -> Option<&'static OptionDef> {
+pub(crate) fn find_option(name: &str) -> Option<&'static OptionDef> {
     OPTIONS
         .iter()
         .find(|o| o.name == name || o.aliases.contains(&name))
@@ -174,6 +184,11 @@ pub fn supported_options_help() -> String {
         out.push_str(&format!("  {names:<22} {}\n", o.help));
     }
     out
+}
+
+/// The canonical names of the supported options.
+pub(crate) fn option_names() -> Vec<&'static str> {
+    OPTIONS.iter().map(|o| o.name).collect()
 }
 
 fn supported_names() -> String {
@@ -214,6 +229,8 @@ pub struct FioInvocation {
     /// How the files are prepared: `--fallocate`, `--overwrite`, `--create_on_open`,
     /// `--pre_read` (fio's defaults when not given).
     pub prep: PrepOptions,
+    /// `--provisioned IOPS,BANDWIDTH` (ours): the volume's limit, for the shares.
+    pub provisioned: Option<record::Provisioned>,
 }
 
 impl FioInvocation {
@@ -235,34 +252,35 @@ impl FioInvocation {
             repeat: 1,
             command_line: Some(self.command_line.clone()),
             like: None,
+            provisioned: self.provisioned.clone(),
         }
     }
 }
 
 /// One `--opt[=value]` as given.
 #[derive(Clone, Debug)]
-struct Given {
+pub(crate) struct Given {
     /// How the user spelled it (alias included), for messages.
-    spelled: String,
-    value: Option<String>,
+    pub(crate) spelled: String,
+    pub(crate) value: Option<String>,
 }
 
-/// Split the raw arguments into options by their canonical name. Refuses unknown options,
-/// positional arguments (job files), repeated options and a missing value.
-fn split_args(args: &[String]) -> Result<BTreeMap<&'static str, Given>> {
+/// Split the raw arguments into options by their canonical name and positional arguments
+/// (job files, in order). Refuses unknown options, repeated options and a missing value.
+pub(crate) fn split_args(args: &[String]) -> Result<(BTreeMap<&'static str, Given>, Vec<String>)> {
     let mut given: BTreeMap<&'static str, Given> = BTreeMap::new();
+    let mut files = Vec::new();
     let mut i = 0;
     while i < args.len() {
         let arg = &args[i];
         i += 1;
-        // fio uses getopt_long_only: `-name=x` works as well as `--name=x`.
+        // fio uses getopt_long_only: `-name=x` works as well as `--name=x`; getopt permutes,
+        // so job files may come before, between or after the options.
         let body = match arg.strip_prefix("--").or_else(|| arg.strip_prefix('-')) {
             Some(b) if !b.is_empty() => b,
             _ => {
-                return Err(usage(format!(
-                    "{arg:?}: job files and positional arguments are not supported by \
-                     cargo diskbench fio; give the job as --options"
-                )));
+                files.push(arg.clone());
+                continue;
             }
         };
         let (name, inline_value) = match body.split_once('=') {
@@ -300,7 +318,7 @@ fn split_args(args: &[String]) -> Result<BTreeMap<&'static str, Given>> {
             },
         );
     }
-    Ok(given)
+    Ok((given, files))
 }
 
 /// The value of a `Takes::Value` option (split_args guarantees it is there).
@@ -377,10 +395,24 @@ fn parse_u32(option: &str, text: &str, what: &str) -> Result<u32> {
         .map_err(|_| usage(format!("--{option}={text}: not a whole number; {what}")))
 }
 
-/// Parse `args` (everything after `fio`). Relative paths are kept relative: they resolve
-/// against the current directory, as fio's do.
+/// Parse `args` (everything after `fio`) as one job given by options. Relative paths are kept
+/// relative: they resolve against the current directory, as fio's do.
 pub fn parse(args: &[String]) -> Result<FioInvocation> {
-    let given = split_args(args)?;
+    let (given, files) = split_args(args)?;
+    if let Some(f) = files.first() {
+        return Err(usage(format!(
+            "{f:?}: a job file; give it alone with its options (cargo diskbench fio FILE.fio)"
+        )));
+    }
+    from_given(&given, args.to_vec())
+}
+
+/// The job that options given by canonical name describe. `command_line` goes to the record.
+pub(crate) fn from_given(
+    given: &BTreeMap<&'static str, Given>,
+    command_line: Vec<String>,
+) -> Result<FioInvocation> {
+    let given = given.clone();
     let mut notes = Vec::new();
 
     let name = match value(&given, "name") {
@@ -709,6 +741,10 @@ pub fn parse(args: &[String]) -> Result<FioInvocation> {
             )));
         }
     };
+    let provisioned = match value(&given, "provisioned") {
+        None => None,
+        Some((o, v)) => Some(record::Provisioned::parse(&format!("--{o}"), v).map_err(usage)?),
+    };
     let output = path_value(&given, "output")?;
     let results_dir = path_value(&given, "results")?;
 
@@ -725,6 +761,7 @@ pub fn parse(args: &[String]) -> Result<FioInvocation> {
         overwrite: flag(&given, "overwrite")?.unwrap_or(false),
         create_on_open: flag(&given, "create_on_open")?.unwrap_or(false),
         pre_read: flag(&given, "pre_read")?.unwrap_or(false),
+        invalidate: flag(&given, "invalidate")?.unwrap_or(true),
     };
     if prep.pre_read && direct {
         notes.push(
@@ -755,10 +792,11 @@ pub fn parse(args: &[String]) -> Result<FioInvocation> {
         output,
         results_dir,
         notes,
-        command_line: args.to_vec(),
+        command_line,
         ioengine,
         filename_given: filename.is_some(),
         prep,
+        provisioned,
     })
 }
 
@@ -1071,7 +1109,7 @@ mod tests {
         assert!(err("--size=1m").contains("--name"));
         assert!(err("--name=a").contains("--size"));
         assert!(err("--name=a --size=1m --name=b").contains("--name"));
-        assert!(err("--name=a --size=1m job.fio").contains("job files"));
+        assert!(err("--name=a --size=1m job.fio").contains("a job file"));
         assert!(err("--name=a --size").contains("--size needs a value"));
         assert!(err("--name=a --size=1m --filename=/dev/null").contains("not a regular file"));
         assert!(err("--name=a --size=1m --filename=a:b").contains("--filename=a:b"));
@@ -1111,7 +1149,8 @@ mod tests {
                 fallocate: Fallocate::None,
                 overwrite: true,
                 create_on_open: true,
-                pre_read: true
+                pre_read: true,
+                invalidate: true
             }
         );
         assert_eq!(

@@ -70,12 +70,32 @@ pub(crate) fn run_job(spec: &JobSpec, progress: &mut ProgressFn<'_>) -> Result<T
 }
 
 /// [`run_job`] with fio's file-preparation options (`fallocate`, `overwrite`,
-/// `create_on_open`, `pre_read`); see `fileprep` for what each does.
+/// `create_on_open`, `pre_read`, `invalidate`); see `fileprep` for what each does.
 pub fn run_job_prepared(
     spec: &JobSpec,
     prep: &PrepOptions,
     progress: &mut ProgressFn<'_>,
 ) -> Result<TestResult> {
+    prepare_job(spec, prep, progress)?.run(progress)
+}
+
+/// A job whose files are open and prepared, not yet run: fio prepares every job of a group
+/// before it starts any, so jobs that run at once (a job file's concurrent sections) are all
+/// measured together, none while another lays out its file.
+pub struct PreparedJob {
+    spec: JobSpec,
+    align: DirectIoAlignment,
+    opened: Vec<OpenedFile>,
+    preps: Vec<FilePreparation>,
+    created: CreatedFiles,
+}
+
+/// Validate the job, create and prepare its files (see [`run_job_prepared`]).
+pub fn prepare_job(
+    spec: &JobSpec,
+    prep: &PrepOptions,
+    progress: &mut ProgressFn<'_>,
+) -> Result<PreparedJob> {
     testfile::ignore_sigxfsz();
     let align = spec.validate()?;
     let files = spec.files();
@@ -104,12 +124,38 @@ pub fn run_job_prepared(
         for file in &opened {
             pre_read(file)?;
         }
+    } else if prep.invalidate {
+        for file in opened.iter().filter(|f| !f.direct) {
+            use std::os::fd::AsRawFd;
+            // SAFETY: a descriptor we hold open; fadvise only drops clean cached pages.
+            unsafe { libc::posix_fadvise(file.file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+        }
     }
-    let mut result = execute(spec, &align, &opened, progress)?;
-    // One job, one description: the first file's (every file of a job is prepared alike).
-    result.file_preparation = preps.into_iter().next();
-    created.keep();
-    Ok(result)
+    Ok(PreparedJob {
+        spec: spec.clone(),
+        align,
+        opened,
+        preps,
+        created,
+    })
+}
+
+impl PreparedJob {
+    /// Run the prepared job. Files the preparation created are removed if it fails.
+    pub fn run(self, progress: &mut ProgressFn<'_>) -> Result<TestResult> {
+        let PreparedJob {
+            spec,
+            align,
+            opened,
+            preps,
+            created,
+        } = self;
+        let mut result = execute(&spec, &align, &opened, progress)?;
+        // One job, one description: the first file's (every file of a job is prepared alike).
+        result.file_preparation = preps.into_iter().next();
+        created.keep();
+        Ok(result)
+    }
 }
 
 /// Make one file of a job ready the way fio's `setup_files`/`extend_file` would: a file at

@@ -153,6 +153,7 @@ impl SuiteOptions {
             repeat: self.repeat,
             command_line: None,
             like,
+            provisioned: None,
         }
     }
 

@@ -70,7 +70,14 @@ fn columns_section(out: &mut String, record: &Record) {
         out.push_str("No disk test ran.\n\n");
         return;
     }
-    out.push_str("| Column | Result | p99 latency | Engine |\n|---|---:|---:|---|\n");
+    let limit = record::Provisioned::for_record(record);
+    match &limit {
+        Some(_) => out.push_str(
+            "| Column | Result | p99 latency | Engine | Share of the provisioned limit |\n\
+             |---|---:|---:|---|---|\n",
+        ),
+        None => out.push_str("| Column | Result | p99 latency | Engine |\n|---|---:|---:|---|\n"),
+    }
     // The six columns in the site's order, then anything else (fio-syntax jobs) as recorded.
     let columns = ColumnId::ALL
         .into_iter()
@@ -85,15 +92,32 @@ fn columns_section(out: &mut String, record: &Record) {
             Some(c) => format!("{} (`{}`)", c.title(), c.as_str()),
             None => escape(&test.id),
         };
+        let share = limit.as_ref().map(|l| {
+            record::provisioned::share(l, test)
+                .map(|s| format!(" {} |", escape(&s.describe())))
+                .unwrap_or_else(|| " – |".into())
+        });
         let _ = writeln!(
             out,
-            "| {name} | {} | {} | {} |",
+            "| {name} | {} | {} | {} |{}",
             result_cell(column, test),
             test.p99_ns().map(format_ns).unwrap_or_else(|| "–".into()),
-            engine_cell(test)
+            engine_cell(test),
+            share.unwrap_or_default()
         );
     }
     out.push('\n');
+    if let Some(l) = &limit {
+        let _ = writeln!(
+            out,
+            "Provisioned limit: {:.0} IOPS, {:.1} MiB/s ({}). Within 5% of it is at the limit; \
+             the same figure on volumes with different limits is a cap above the volume (the \
+             instance's).\n",
+            l.iops,
+            l.bytes_s / 1_048_576.0,
+            escape(&l.source)
+        );
+    }
 }
 
 fn result_cell(column: Option<ColumnId>, test: &TestResult) -> String {
@@ -397,6 +421,34 @@ fn format_bytes(bytes: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_gp3_default_record_shows_the_share_and_at_the_provisioned_limit() {
+        let fleet = crate::testdata::Fleet::small();
+        let mut record = fleet.record(0, 0);
+        record.runner.variant = Some("gp3 default".into());
+        record.settings.provisioned = None;
+        let t = record
+            .tests
+            .iter_mut()
+            .find(|t| t.id == "rand-read")
+            .expect("a rand-read column");
+        t.read.as_mut().unwrap().iops = 2990.0;
+        let md = markdown(&record);
+        assert!(md.contains("Share of the provisioned limit"), "{md}");
+        let row = md.lines().find(|l| l.contains("`rand-read`")).unwrap();
+        assert!(
+            row.contains("99.7% of the provisioned 3000 IOPS: at the provisioned limit"),
+            "{row}"
+        );
+        assert!(
+            md.contains("EBS gp3 default (3,000 IOPS, 125 MiB/s)"),
+            "{md}"
+        );
+        // Without a known default or --provisioned there is no share column.
+        record.runner.variant = None;
+        assert!(!markdown(&record).contains("provisioned"));
+    }
 
     #[test]
     fn what_if_experiments_show_both_verdicts_when_they_disagree() {

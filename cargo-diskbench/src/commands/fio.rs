@@ -7,6 +7,7 @@ use std::io::Write as _;
 
 use anyhow::{Context, Result};
 use engine::fio::{FioInvocation, OutputFormat};
+use engine::fio_jobfile::{FileJob, FioCommand, JobFileRun};
 use engine::measured::{Measured, MeasuredRun};
 use record::{DirectionStats, Record, TestResult};
 
@@ -24,7 +25,10 @@ pub struct FioArgs {
 }
 
 const USAGE: &str = "usage: cargo diskbench fio --name=NAME --size=SIZE [fio options]\n\
-Runs one job given in fio's option syntax on cargo-diskbench's own engine.\n\
+       cargo diskbench fio FILE.fio [FILE...] [fio options]\n\
+Runs one job given in fio's option syntax, or fio job files ([global], one section per job,\n\
+stonewall/new_group, include; options beside a file are defaults the file overrides),\n\
+on cargo-diskbench's own engine.\n\
 Report: fio-style text, or the diskbench record with --output-format=json.\n\
 The record is written to a results folder only with --results DIR.\n\
 Supported options (anything else is refused by name):\n";
@@ -43,28 +47,39 @@ pub fn exec(args: FioArgs) -> Result<()> {
         print!("{USAGE}{}", engine::fio::supported_options_help());
         return Ok(());
     }
-    let inv = engine::fio::parse(&args)?;
-    if let Some(path) = &inv.output {
-        check_output_path(path)?;
-        super::destination::file("--output", path)?;
-    }
-    if let Some(dir) = &inv.results_dir {
-        super::destination::folder("--results", dir)?;
-    }
-    for note in &inv.notes {
-        eprintln!("note: {note}");
-    }
-    let record = run(&inv)?;
-    let report = match inv.output_format {
-        OutputFormat::Json => {
-            let mut s =
-                serde_json::to_string_pretty(&record).context("cannot serialise the record")?;
-            s.push('\n');
-            s
+    let (report_to, results_dir) = match engine::fio_jobfile::parse_command(&args)? {
+        FioCommand::Options(inv) => {
+            check_destinations(inv.output.as_deref(), inv.results_dir.as_deref())?;
+            for note in &inv.notes {
+                eprintln!("note: {note}");
+            }
+            let record = run(&inv)?;
+            let report = match inv.output_format {
+                OutputFormat::Json => json(&record)?,
+                OutputFormat::Normal => render_normal(&inv, &record),
+            };
+            (
+                (inv.output.clone(), report, record),
+                inv.results_dir.clone(),
+            )
         }
-        OutputFormat::Normal => render_normal(&inv, &record),
+        FioCommand::JobFiles(jf) => {
+            check_destinations(jf.output.as_deref(), jf.results_dir.as_deref())?;
+            for j in &jf.jobs {
+                for note in &j.inv.notes {
+                    eprintln!("note: [{}] {note}", j.inv.job.name);
+                }
+            }
+            let record = run_job_files(&jf)?;
+            let report = match jf.output_format {
+                OutputFormat::Json => json(&record)?,
+                OutputFormat::Normal => render_job_files(&jf, &record),
+            };
+            ((jf.output.clone(), report, record), jf.results_dir.clone())
+        }
     };
-    match &inv.output {
+    let (output, report, record) = report_to;
+    match &output {
         Some(path) => std::fs::write(path, report)
             .with_context(|| format!("--output {}: cannot write the report", path.display()))?,
         None => {
@@ -77,11 +92,145 @@ pub fn exec(args: FioArgs) -> Result<()> {
     // The record comes last: a run that exits non-zero (the report could not be written,
     // Ctrl-C) leaves none.
     record::cancel::check()?;
-    if let Some(dir) = &inv.results_dir {
+    if let Some(dir) = &results_dir {
         let path = record::results::write_record(dir, &record)?;
         eprintln!("record written to {}", path.display());
     }
     Ok(())
+}
+
+fn json(record: &Record) -> Result<String> {
+    let mut s = serde_json::to_string_pretty(record).context("cannot serialise the record")?;
+    s.push('\n');
+    Ok(s)
+}
+
+/// Check the places the report and record go before anything runs.
+fn check_destinations(
+    output: Option<&std::path::Path>,
+    results: Option<&std::path::Path>,
+) -> Result<()> {
+    if let Some(path) = output {
+        check_output_path(path)?;
+        super::destination::file("--output", path)?;
+    }
+    if let Some(dir) = results {
+        super::destination::folder("--results", dir)?;
+    }
+    Ok(())
+}
+
+/// Run the job files' jobs wave by wave: every job of a wave is prepared first (files laid
+/// out, unmeasured), then all of them run at once, as fio starts a group's jobs together.
+fn run_job_files(jf: &JobFileRun) -> Result<Record> {
+    let measured_run = MeasuredRun::start(&job_dir(&jf.jobs[0].inv.job), None);
+    let mut tests: Vec<TestResult> = Vec::with_capacity(jf.jobs.len());
+    for wave in jf.waves() {
+        let mut prepared = Vec::with_capacity(wave.len());
+        for &i in &wave {
+            let inv = &jf.jobs[i].inv;
+            let mut progress = layout_progress(&inv.job.name);
+            prepared.push(engine::run::prepare_job(
+                &inv.job,
+                &inv.prep,
+                &mut progress,
+            )?);
+        }
+        if wave.len() > 1 {
+            let names: Vec<&str> = wave
+                .iter()
+                .map(|&i| jf.jobs[i].inv.job.name.as_str())
+                .collect();
+            eprintln!("running at once: {}", names.join(", "));
+        }
+        let results: Vec<Result<TestResult>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = prepared
+                .into_iter()
+                .map(|p| scope.spawn(move || p.run(&mut |_| {})))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(anyhow::anyhow!("a job's thread panicked")))
+                })
+                .collect()
+        });
+        for (&i, r) in wave.iter().zip(results) {
+            let mut t = r?;
+            let j = &jf.jobs[i];
+            let with = if wave.len() > 1 {
+                "; ran at the same time as the other jobs of its wave"
+            } else {
+                ""
+            };
+            t.notes.push(format!(
+                "fio reporting group {}, wave {} ({}{with})",
+                j.group, j.wave, j.origin
+            ));
+            tests.push(t);
+        }
+    }
+    let notes = jf
+        .jobs
+        .iter()
+        .flat_map(|j| {
+            j.inv
+                .notes
+                .iter()
+                .map(move |n| format!("[{}] {n}", j.inv.job.name))
+        })
+        .collect();
+    measured_run.finish(Measured {
+        settings: jf.settings(),
+        tests,
+        notes,
+        ..Default::default()
+    })
+}
+
+/// The line fio users expect while a file is laid out, once per job.
+fn layout_progress(name: &str) -> impl FnMut(&engine::run::Progress<'_>) + '_ {
+    let mut said = false;
+    move |p: &engine::run::Progress<'_>| {
+        if let engine::run::Progress::Layout { total_bytes, .. } = p
+            && !said
+        {
+            said = true;
+            eprintln!(
+                "{name}: laying out {} of test data (unmeasured)...",
+                size_iec(*total_bytes as f64)
+            );
+        }
+    }
+}
+
+/// The report fio prints for job files: each job of a group, then the group's status.
+pub fn render_job_files(jf: &JobFileRun, record: &Record) -> String {
+    let mut out = String::new();
+    let mut groups: Vec<u32> = jf.jobs.iter().map(|j| j.group).collect();
+    groups.dedup();
+    for g in groups {
+        let members: Vec<(&FileJob, &TestResult)> = jf
+            .jobs
+            .iter()
+            .filter(|j| j.group == g)
+            .filter_map(|j| {
+                record
+                    .tests
+                    .iter()
+                    .find(|t| t.id == j.inv.job.name)
+                    .map(|t| (j, t))
+            })
+            .collect();
+        for (j, t) in &members {
+            render_job(&mut out, &j.inv.ioengine, t, g, record);
+        }
+        let tests: Vec<&TestResult> = members.iter().map(|(_, t)| *t).collect();
+        render_group_status(&mut out, g, &tests);
+        out.push('\n');
+    }
+    out
 }
 
 /// Refuse an `--output` that cannot be written before the job runs, not after.
@@ -157,16 +306,18 @@ const PERCENTILES: [f64; 17] = [
 pub fn render_normal(inv: &FioInvocation, record: &Record) -> String {
     let mut out = String::new();
     for t in &record.tests {
-        render_test(&mut out, inv, t);
+        render_job(&mut out, &inv.ioengine, t, 0, record);
     }
+    let tests: Vec<&TestResult> = record.tests.iter().collect();
+    render_group_status(&mut out, 0, &tests);
     out
 }
 
-fn render_test(out: &mut String, inv: &FioInvocation, t: &TestResult) {
+fn render_job(out: &mut String, ioengine: &str, t: &TestResult, group: u32, record: &Record) {
     let j = &t.job;
     let _ = writeln!(
         out,
-        "{}: (groupid=0, jobs={}): err= 0: rw={}{}, bs={}, ioengine={} (ran: {}), iodepth={}, \
+        "{}: (groupid={group}, jobs={}): err= 0: rw={}{}, bs={}, ioengine={} (ran: {}), iodepth={}, \
          direct={}, sync={}",
         t.id,
         j.numjobs,
@@ -175,7 +326,7 @@ fn render_test(out: &mut String, inv: &FioInvocation, t: &TestResult) {
             .map(|r| format!(" (rwmixread={r})"))
             .unwrap_or_default(),
         size_iec(j.bs as f64),
-        inv.ioengine,
+        ioengine,
         t.engine.used,
         j.iodepth,
         u8::from(t.engine.direct),
@@ -222,24 +373,55 @@ fn render_test(out: &mut String, inv: &FioInvocation, t: &TestResult) {
         t.cpu.sys_s,
         cpu_us_per_io
     );
+    if let Some(limit) = &record.settings.provisioned
+        && let Some(share) = record::provisioned::share(limit, t)
+    {
+        let _ = writeln!(out, "  provisioned  : {}", share.describe());
+    }
     for note in &t.notes {
         let _ = writeln!(out, "  note: {note}");
     }
-    let _ = writeln!(out, "\nRun status group 0 (all jobs):");
-    for (label, d) in [("READ", &t.read), ("WRITE", &t.write)] {
-        if let Some(d) = d {
-            let bytes_s = d.mib_s * 1_048_576.0;
-            let _ = writeln!(
-                out,
-                "{label:>7}: bw={} ({}), io={} ({}), run={:.0}-{:.0}msec",
-                rate_iec(bytes_s),
-                rate_si(bytes_s),
-                size_iec(d.bytes as f64),
-                size_si(d.bytes as f64),
-                run_ms,
-                run_ms
-            );
+}
+
+/// fio's "Run status group N (all jobs):" block: per direction, the group's bytes over its
+/// longest job's time (fio's aggregate bandwidth), its bytes, and its jobs' shortest and
+/// longest run.
+fn render_group_status(out: &mut String, group: u32, tests: &[&TestResult]) {
+    let _ = writeln!(out, "\nRun status group {group} (all jobs):");
+    for (label, pick) in [
+        (
+            "READ",
+            (|t: &TestResult| t.read.clone()) as fn(&TestResult) -> Option<DirectionStats>,
+        ),
+        ("WRITE", |t: &TestResult| t.write.clone()),
+    ] {
+        let with: Vec<(f64, DirectionStats)> = tests
+            .iter()
+            .filter_map(|t| pick(t).map(|d| (t.elapsed_s * 1000.0, d)))
+            .collect();
+        if with.is_empty() {
+            continue;
         }
+        let bytes: u64 = with.iter().map(|(_, d)| d.bytes).sum();
+        let min_ms = with.iter().map(|(ms, _)| *ms).fold(f64::INFINITY, f64::min);
+        let max_ms = with.iter().map(|(ms, _)| *ms).fold(0.0, f64::max);
+        let bytes_s = if with.len() == 1 {
+            with[0].1.mib_s * 1_048_576.0
+        } else if max_ms > 0.0 {
+            bytes as f64 / (max_ms / 1000.0)
+        } else {
+            0.0
+        };
+        let _ = writeln!(
+            out,
+            "{label:>7}: bw={} ({}), io={} ({}), run={:.0}-{:.0}msec",
+            rate_iec(bytes_s),
+            rate_si(bytes_s),
+            size_iec(bytes as f64),
+            size_si(bytes as f64),
+            min_ms,
+            max_ms
+        );
     }
 }
 

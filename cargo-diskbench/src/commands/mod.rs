@@ -4,8 +4,10 @@
 pub mod destination;
 
 pub mod compare;
+pub mod device;
 pub mod fio;
 pub mod import;
+pub mod ioping;
 pub mod machine;
 pub mod merge;
 pub mod run;

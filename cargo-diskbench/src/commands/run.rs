@@ -60,6 +60,9 @@ pub struct RunArgs {
     /// No progress output (the table and errors are still printed)
     #[arg(long, short)]
     pub quiet: bool,
+    /// The volume's provisioned limit, IOPS,BANDWIDTH (e.g. 3000,125M): figures as a share of it
+    #[arg(long, value_name = "IOPS,BANDWIDTH", value_parser = provisioned)]
+    pub provisioned: Option<record::Provisioned>,
 }
 
 /// Where the record and report go (boxed: keeps the command enum small).
@@ -92,6 +95,11 @@ pub struct RecordArgs {
 /// The shortest measured time per column: below it a column may complete no I/O at all.
 pub const MIN_RUNTIME_S: f64 = 0.1;
 pub const MAX_SECS: f64 = 3600.0;
+
+/// `--provisioned IOPS,BANDWIDTH` (run and device), for clap.
+pub fn provisioned(text: &str) -> std::result::Result<record::Provisioned, String> {
+    record::Provisioned::parse("--provisioned", text)
+}
 
 /// `--runtime`: a number of seconds in MIN_RUNTIME_S..=MAX_SECS, named in the error.
 pub fn runtime_secs(text: &str) -> std::result::Result<f64, String> {
@@ -273,8 +281,10 @@ pub fn exec(args: RunArgs) -> Result<()> {
     if record::cancel::requested() {
         return Err(record::error::interrupted());
     }
+    let mut settings = opts.settings(like_settings);
+    settings.provisioned = args.provisioned.clone();
     let record = run.finish(Measured {
-        settings: opts.settings(like_settings),
+        settings,
         tests,
         steps,
         cpu_reference: Some(engine::steps::cpu_reference()),
@@ -282,6 +292,7 @@ pub fn exec(args: RunArgs) -> Result<()> {
     })?;
 
     output::print(&output::table(&record.tests), json_to_stdout);
+    output::print(&output::provisioned_shares(&record), json_to_stdout);
     if let Some(like) = &record.settings.like {
         output::print(&output::like_table(like), json_to_stdout);
     }

@@ -277,7 +277,10 @@ fn unknown_options_are_refused_by_name_and_nothing_is_created() {
             vec!["--name=a", "--size=1m", "--ioengine=libaio", "--iodepth=0"],
             "--iodepth=0",
         ),
-        (vec!["--name=a", "--size=1m", "job.fio"], "job files"),
+        (
+            vec!["--name=a", "--size=1m", "job.fio"],
+            "beside a job file",
+        ),
         (
             vec!["--name=a", "--size=1m", "--output=no/such/dir/report.txt"],
             "--output no/such/dir/report.txt",

@@ -13,3 +13,11 @@ mod whatif;
 
 // fio-syntax jobs (`cargo diskbench fio`).
 mod fio;
+// fio job files (`cargo diskbench fio FILE.fio`), beside fio itself.
+mod fio_jobfile;
+// Reading a block device, never writing it (`cargo diskbench device`).
+mod device;
+// ioping's probe (`cargo diskbench ioping`), beside ioping itself.
+mod ioping;
+// --provisioned IOPS,BANDWIDTH on run, fio and device.
+mod provisioned;

@@ -25,7 +25,7 @@ const MANUAL: &[(&str, &str)] = &[
 
 /// The commands the options page documents.
 const COMMANDS: &[&str] = &[
-    "run", "steps", "fio", "site", "import", "machine", "merge", "compare",
+    "run", "steps", "fio", "ioping", "device", "site", "import", "machine", "merge", "compare",
 ];
 
 /// The site of an empty results folder: its top-level pages by file name.

@@ -322,6 +322,20 @@ pub struct Settings {
     /// `run --like LABEL`: the columns ran under caps taken from LABEL's figures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub like: Option<LikeSettings>,
+    /// `--provisioned IOPS,BANDWIDTH`: the volume's limit the figures are set beside.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provisioned: Option<Provisioned>,
+}
+
+/// What the volume is provisioned for.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Provisioned {
+    /// I/O operations per second (any size up to the cloud's counting unit).
+    pub iops: f64,
+    /// Bytes per second.
+    pub bytes_s: f64,
+    /// Where the figures come from: "--provisioned" or the known default they are.
+    pub source: String,
 }
 
 fn one() -> u32 {

@@ -24,6 +24,7 @@ fn run_env<'a>(tmp: &'a Path, extra: &[(&'a str, &'a str)]) -> Vec<(&'a str, Str
         ("INPUT_LABEL", "local-test".into()),
         ("INPUT_ONLY", "qd1-read".into()),
         ("INPUT_RUNTIME", "0.3".into()),
+        ("INPUT_PROVISIONED", String::new()),
         ("INPUT_STEPS", "false".into()),
         ("INPUT_WHAT_IF", "false".into()),
         ("INPUT_ARGS", "--size 16M --ramp 0 --quiet".into()),
@@ -163,6 +164,7 @@ fn the_action_declares_what_its_steps_use() {
         "label",
         "only",
         "runtime",
+        "provisioned",
         "steps",
         "working-directory",
         "results-name",
@@ -1047,5 +1049,36 @@ fn the_action_runs_the_tool_as_root_with_exactly_the_variables_it_needs() {
     assert!(
         !workspace.join("Cargo.lock").exists(),
         "the build's lockfile is removed"
+    );
+}
+
+/// `provisioned: 3000,125M` reaches the run as `--provisioned`: the record keeps the limit and
+/// the job summary sets each figure beside it.
+#[test]
+fn the_provisioned_input_reaches_the_record_and_the_summary() {
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let workspace = tmp.path().join("ws");
+    fs::create_dir_all(&workspace).unwrap();
+    let env = run_env(tmp.path(), &[("INPUT_PROVISIONED", "3000,125M")]);
+    let run = {
+        let _load = common::disk_load();
+        run_action_step(tmp.path(), &workspace, &env)
+    };
+    assert_eq!(run.code, 0, "{}", run.text);
+    let record: Record =
+        serde_json::from_slice(&fs::read(&run.outputs["record"]).unwrap()).unwrap();
+    let p = record
+        .settings
+        .provisioned
+        .expect("the limit in the record");
+    assert_eq!((p.iops, p.bytes_s), (3000.0, 125.0 * 1_048_576.0));
+    let summary = fs::read_to_string(tmp.path().join("step-summary.md")).unwrap();
+    assert!(
+        summary.contains("Share of the provisioned limit"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("of the provisioned 3000 IOPS"),
+        "{summary}"
     );
 }
