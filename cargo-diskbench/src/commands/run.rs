@@ -408,11 +408,8 @@ fn write_markdown(record: &Record, file: Option<&Path>) -> Result<()> {
             .with_context(|| format!("--markdown {}: cannot write", path.display()))?;
     }
     if let Some(summary) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|v| !v.is_empty()) {
-        let mut f = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&summary)
-            .with_context(|| {
+        let mut f =
+            super::destination::open_step_summary(Path::new(&summary)).with_context(|| {
                 format!(
                     "cannot open $GITHUB_STEP_SUMMARY ({})",
                     Path::new(&summary).display()

@@ -96,11 +96,13 @@ pub fn what_if_options(
     if !w.what_if {
         return Ok(None);
     }
-    if w.cap_iops == 0 || w.cap_mib_s == 0 || w.what_if_repeat == 0 {
+    if w.what_if_repeat == 0 {
         return Err(record::error::usage(
-            "--cap-iops, --cap-mib-s and --what-if-repeat: use a number above 0",
+            "--what-if-repeat 0: use a number above 0",
         ));
     }
+    steps::what_if::options::checked_option_caps(w.cap_iops, w.cap_mib_s)
+        .map_err(record::error::usage)?;
     for id in w.what_if_only.iter().flatten() {
         if !steps::what_if::options::CONDITION_IDS.contains(&id.as_str()) {
             return Err(record::error::usage(format!(
