@@ -19,6 +19,7 @@ pub mod error;
 pub mod exit;
 pub mod input;
 pub mod load;
+pub mod parallel;
 pub mod random;
 mod record;
 pub mod results;

@@ -89,7 +89,7 @@ pub fn run_measured(mut cmd: Command, tail_lines: usize) -> Result<Measured> {
 
     let tail = Arc::new(Mutex::new(Tail::default()));
     let tail_for_reader = Arc::clone(&tail);
-    std::thread::spawn(move || {
+    let spawned = std::thread::Builder::new().spawn(move || {
         let mut r = BufReader::new(reader);
         let mut buf = Vec::new();
         loop {
@@ -111,6 +111,16 @@ pub fn run_measured(mut cmd: Command, tail_lines: usize) -> Result<Measured> {
             .unwrap_or_else(|e| e.into_inner())
             .done = true;
     });
+    if let Err(e) = spawned {
+        // No thread to read its output (a process or thread limit): the step cannot be
+        // measured; its process group goes.
+        end_group(pid);
+        let _ = reap(pid);
+        return Err(anyhow::anyhow!(
+            "cannot start a thread to read the step's output ({e}): a limit on processes or \
+             threads (the cgroup's pids.max, ulimit -u) was reached"
+        ));
+    }
 
     let mut run_queue = probe::RunQueueSampler::new(pid);
     let interrupted = !wait_exit(pid, true, Some(&mut run_queue));
