@@ -202,7 +202,7 @@ pub fn exec(args: RunArgs) -> Result<()> {
         );
     }
 
-    // Everything the experiments need is checked before anything is measured (exit 2).
+    engine::steps::what_if::preflight::sweep_killed_runs(Path::new(engine::cgroup::CGROUP_FS));
     if args.no_steps && args.what_if.what_if {
         return Err(usage(
             "--what-if experiments on the build steps, which --no-steps skips; drop one of them",

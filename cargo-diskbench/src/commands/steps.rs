@@ -164,6 +164,9 @@ pub fn exec(args: StepsArgs) -> Result<()> {
         ));
     }
     let what_if = what_if_options(&args.what_if, &dir, &results_dir)?;
+    // A what-if run killed with SIGKILL may have left the docker daemon capped: released
+    // before anything is timed, what-if or not.
+    engine::steps::what_if::preflight::sweep_killed_runs(Path::new(engine::cgroup::CGROUP_FS));
     let run = MeasuredRun::start(&dir, args.label.as_deref());
     let columns = newest_columns(&results_dir, &run.runner, &run.storage, &dir);
     let opts = StepsOptions {

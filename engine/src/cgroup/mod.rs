@@ -369,9 +369,18 @@ pub fn group_name(id: &str) -> String {
     format!("{NAME_PREFIX}{}-{id}", std::process::id())
 }
 
+/// A cgroup a killed run left, as [`sweep_stale`] removed it.
+#[derive(Debug)]
+pub struct Swept {
+    pub name: String,
+    /// The processes that were still in it (a docker daemon a killed what-if run had moved
+    /// in), as `command (pid)`: moved back to the root, out of its caps.
+    pub released: Vec<String>,
+}
+
 /// Remove the cgroups a killed run of this tool left behind (its pid no longer runs): their
 /// processes go to the root, the directories go. Returns what was removed.
-pub fn sweep_stale(hierarchy: &Hierarchy, proc_root: &Path) -> Vec<String> {
+pub fn sweep_stale(hierarchy: &Hierarchy, proc_root: &Path) -> Vec<Swept> {
     let mut removed = Vec::new();
     let Ok(entries) = fs::read_dir(&hierarchy.root) else {
         return removed;
@@ -388,8 +397,16 @@ pub fn sweep_stale(hierarchy: &Hierarchy, proc_root: &Path) -> Vec<String> {
         if proc_root.join(pid.to_string()).exists() {
             continue;
         }
+        let released: Vec<String> = fs::read_to_string(e.path().join("cgroup.procs"))
+            .unwrap_or_default()
+            .split_whitespace()
+            .map(|p| {
+                let comm = fs::read_to_string(proc_root.join(p).join("comm")).unwrap_or_default();
+                format!("{} ({p})", comm.trim())
+            })
+            .collect();
         if evacuate_and_remove(&e.path(), &hierarchy.root).is_ok() {
-            removed.push(name);
+            removed.push(Swept { name, released });
         }
     }
     removed

@@ -323,7 +323,18 @@ pub enum NoAnswer {
 
 /// Run a short query with stdin closed and its output captured, killed when it takes longer
 /// than `timeout`: what a step asks before anything is measured, to know whether it can run.
-pub fn answer_within(mut cmd: Command, timeout: Duration) -> Result<Output, NoAnswer> {
+pub fn answer_within(cmd: Command, timeout: Duration) -> Result<Output, NoAnswer> {
+    answer_within_unless(cmd, timeout, &|| false)
+}
+
+/// [`answer_within`], also given up (killed, `TimedOut`) as soon as `stop` says so: cleanup
+/// after Ctrl-C passes "another signal came", so a daemon that does not answer never holds
+/// the exit beyond a second Ctrl-C.
+pub fn answer_within_unless(
+    mut cmd: Command,
+    timeout: Duration,
+    stop: &dyn Fn() -> bool,
+) -> Result<Output, NoAnswer> {
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -334,7 +345,7 @@ pub fn answer_within(mut cmd: Command, timeout: Duration) -> Result<Output, NoAn
     loop {
         match child.try_wait() {
             Ok(Some(_)) => break,
-            Ok(None) if started.elapsed() > timeout => {
+            Ok(None) if started.elapsed() > timeout || stop() => {
                 let _ = child.kill();
                 let _ = child.wait();
                 return Err(NoAnswer::TimedOut);
