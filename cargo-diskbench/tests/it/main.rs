@@ -1,6 +1,7 @@
 //! All integration tests, in one binary (it links once). One module per area.
 
 mod common;
+mod concurrent_runs;
 mod destinations;
 mod engine;
 mod github;
