@@ -149,16 +149,19 @@ fn concurrent_docker_builds_on_one_daemon_all_succeed_and_leave_nothing() {
         let project = sandbox();
         let (long_dir, short_dir) = (sandbox(), sandbox());
         let long_json = project.path().join("long.json");
-        let mut long = docker_step(project.path(), long_dir.path(), 96, &long_json)
+        let mut long = docker_step(project.path(), long_dir.path(), 64, &long_json)
             .spawn()
             .unwrap();
         let Some((_, long_id)) = build_of(long.id(), Duration::from_secs(300)) else {
             let _ = long.kill();
-            panic!("attempt {attempt}: the long build never started: {}", stderr_of(&mut long));
+            panic!(
+                "attempt {attempt}: the long build never started: {}",
+                stderr_of(&mut long)
+            );
         };
         // Short runs, one after another, as long as the long build runs (at least one).
         let mut shorts: Vec<PathBuf> = Vec::new();
-        while shorts.is_empty() || long.try_wait().unwrap().is_none() && shorts.len() < 4 {
+        while shorts.is_empty() || long.try_wait().unwrap().is_none() && shorts.len() < 3 {
             let json = project.path().join(format!("short-{}.json", shorts.len()));
             let out = docker_step(project.path(), short_dir.path(), 2, &json)
                 .output()
@@ -178,13 +181,20 @@ fn concurrent_docker_builds_on_one_daemon_all_succeed_and_leave_nothing() {
         );
         let (st, reason, id) = step_of(&long_json);
         assert_eq!(id, long_id);
-        assert_eq!(st, "ok", "attempt {attempt}: the long build: {reason}\n{err}");
+        assert_eq!(
+            st, "ok",
+            "attempt {attempt}: the long build: {reason}\n{err}"
+        );
         for json in &shorts {
             let (st, reason, id) = step_of(json);
             assert_eq!(st, "ok", "attempt {attempt}: a short build: {reason}");
             assert_eq!(left_of_run(&id), Vec::<String>::new(), "attempt {attempt}");
         }
-        assert_eq!(left_of_run(&long_id), Vec::<String>::new(), "attempt {attempt}");
+        assert_eq!(
+            left_of_run(&long_id),
+            Vec::<String>::new(),
+            "attempt {attempt}"
+        );
     }
 }
 
@@ -206,7 +216,7 @@ fn an_interrupted_docker_build_leaves_no_image_once_the_run_has_exited() {
         let project = sandbox();
         let dir = sandbox();
         let json = project.path().join("r.json");
-        let mut run = docker_step(project.path(), dir.path(), 96, &json)
+        let mut run = docker_step(project.path(), dir.path(), 64, &json)
             .spawn()
             .unwrap();
         let Some((_, run_id)) = build_of(run.id(), Duration::from_secs(300)) else {
@@ -278,5 +288,140 @@ fn ctrl_c_does_not_hang_on_a_docker_daemon_that_stopped_answering() {
         );
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "{err}");
         eprintln!("exit {took:?} after Ctrl-C (second signal: {second_signal})");
+    }
+}
+
+/// A capped cgroup as a what-if run killed with SIGKILL leaves it: named for a pid that no
+/// longer runs, 1000 write IOPS on every disk, and a process inside (standing in for dockerd).
+struct KilledRunGroup {
+    dir: PathBuf,
+    inside: Child,
+}
+
+impl KilledRunGroup {
+    fn new(tag: &str) -> Option<KilledRunGroup> {
+        let root = Path::new("/sys/fs/cgroup/blkio");
+        if !is_root() || !root.join("blkio.throttle.write_iops_device").exists() {
+            return None;
+        }
+        // pid_max is at most 2^22: this pid never runs.
+        let dir = root.join(format!("cargo-diskbench-4194400-{tag}"));
+        std::fs::create_dir(&dir).unwrap();
+        let dev =
+            std::fs::read_to_string("/sys/class/block/vda/dev").unwrap_or_else(|_| "254:0".into());
+        let _ = std::fs::write(
+            dir.join("blkio.throttle.write_iops_device"),
+            format!("{} 1000", dev.trim()),
+        );
+        let inside = Command::new("sleep").arg("600").spawn().unwrap();
+        std::fs::write(dir.join("cgroup.procs"), inside.id().to_string()).unwrap();
+        Some(KilledRunGroup { dir, inside })
+    }
+
+    fn blkio_cgroup_of_inside(&self) -> String {
+        let text = std::fs::read_to_string(format!("/proc/{}/cgroup", self.inside.id())).unwrap();
+        text.lines()
+            .find_map(|l| {
+                let mut p = l.splitn(3, ':');
+                let (_, c, path) = (p.next()?, p.next()?, p.next()?);
+                c.split(',').any(|c| c == "blkio").then(|| path.to_string())
+            })
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for KilledRunGroup {
+    fn drop(&mut self) {
+        let _ = self.inside.kill();
+        let _ = self.inside.wait();
+        if self.dir.exists() {
+            let _ = std::fs::write(
+                "/sys/fs/cgroup/blkio/cgroup.procs",
+                self.inside.id().to_string(),
+            );
+            let _ = std::fs::remove_dir(&self.dir);
+        }
+    }
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// A what-if run killed with SIGKILL while the docker daemon sat in its capped cgroup left the
+/// host's Docker engine throttled until the next `--what-if` run. Every `steps` and `run`
+/// now releases it at its start, what-if or not, and says so.
+#[test]
+fn a_daemon_left_capped_by_a_killed_what_if_run_is_released_by_the_next_run() {
+    if KilledRunGroup::new("probe").is_none() {
+        eprintln!("skipped: needs root and cgroup v1 blkio");
+        return;
+    }
+    let _disk = common::disk_load();
+    let variants: [(&str, &[&str]); 3] = [
+        (
+            "steps",
+            &["steps", "--only", "sqlite", "--sqlite-transactions", "20"],
+        ),
+        (
+            "run",
+            &[
+                "run",
+                "--no-steps",
+                "--no-site",
+                "--only",
+                "seq-read",
+                "--size",
+                "4M",
+                "--runtime",
+                "1",
+                "--ramp",
+                "0",
+            ],
+        ),
+        (
+            "steps --what-if",
+            &[
+                "steps",
+                "--what-if",
+                "--what-if-only",
+                "memory",
+                "--only",
+                "sqlite",
+                "--sqlite-transactions",
+                "20",
+            ],
+        ),
+    ];
+    for (k, (what, args)) in variants.iter().enumerate() {
+        let group = KilledRunGroup::new(&format!("t{k}")).unwrap();
+        assert_eq!(
+            group.blkio_cgroup_of_inside(),
+            format!("/{}", group.dir.file_name().unwrap().to_string_lossy())
+        );
+        let project = sandbox();
+        let dir = sandbox();
+        let out = common::bin()
+            .current_dir(project.path())
+            .args(*args)
+            .arg("--dir")
+            .arg(dir.path())
+            .arg("--results")
+            .arg(project.path().join("res"))
+            .env_remove("GITHUB_STEP_SUMMARY")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{what}: {stderr}");
+        assert!(
+            !group.dir.exists(),
+            "{what}: the killed run's group is still there"
+        );
+        assert_eq!(group.blkio_cgroup_of_inside(), "/", "{what}: still capped");
+        assert!(
+            stderr.contains(&format!("released sleep ({})", group.inside.id())),
+            "{what}: the run says what it released: {stderr}"
+        );
     }
 }
