@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 /// The CPUs the runtime says this process can use (affinity, cgroup quota); 1 if it cannot tell.
-pub fn available_cpus() -> u32 {
+pub(crate) fn available_cpus() -> u32 {
     std::thread::available_parallelism()
         .map(|n| n.get() as u32)
         .unwrap_or(1)
@@ -13,7 +13,7 @@ pub fn available_cpus() -> u32 {
 /// CLOCK_MONOTONIC in nanoseconds: what `Instant::now` reads (the vDSO, no syscall), without
 /// the conversions, as the job loop reads it twice per I/O.
 #[inline]
-pub fn mono_ns() -> u64 {
+pub(crate) fn mono_ns() -> u64 {
     // SAFETY: a zeroed timespec is valid; clock_gettime only writes into it.
     let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
     // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC always exists on Linux.
@@ -23,35 +23,36 @@ pub fn mono_ns() -> u64 {
 
 /// User and system CPU time.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct CpuTime {
+pub(crate) struct CpuTime {
     pub user: Duration,
     pub sys: Duration,
 }
 
 impl CpuTime {
     /// The calling thread's CPU time so far.
-    pub fn thread() -> CpuTime {
+    #[cfg(test)]
+    pub(crate) fn thread() -> CpuTime {
         rusage(libc::RUSAGE_THREAD)
     }
 
     /// The whole process's CPU time so far.
-    pub fn process() -> CpuTime {
+    pub(crate) fn process() -> CpuTime {
         rusage(libc::RUSAGE_SELF)
     }
 
     /// CPU time of the child processes that ended and were waited for, so far.
-    pub fn children() -> CpuTime {
+    pub(crate) fn children() -> CpuTime {
         rusage(libc::RUSAGE_CHILDREN)
     }
 
-    pub fn since(self, earlier: CpuTime) -> CpuTime {
+    pub(crate) fn since(self, earlier: CpuTime) -> CpuTime {
         CpuTime {
             user: self.user.saturating_sub(earlier.user),
             sys: self.sys.saturating_sub(earlier.sys),
         }
     }
 
-    pub fn plus(self, other: CpuTime) -> CpuTime {
+    pub(crate) fn plus(self, other: CpuTime) -> CpuTime {
         CpuTime {
             user: self.user + other.user,
             sys: self.sys + other.sys,

@@ -20,7 +20,7 @@ pub struct DirectIoAlignment {
 
 /// The direct-I/O alignment that applies in `dir`: statx STATX_DIOALIGN on an existing job
 /// file or the folder, else the block device's logical block size, else 512.
-pub fn direct_io_alignment(dir: &Path, files: &[(PathBuf, u64)]) -> DirectIoAlignment {
+pub(crate) fn direct_io_alignment(dir: &Path, files: &[(PathBuf, u64)]) -> DirectIoAlignment {
     let candidates = files
         .iter()
         .map(|(p, _)| p.as_path())
@@ -52,7 +52,7 @@ pub fn direct_io_alignment(dir: &Path, files: &[(PathBuf, u64)]) -> DirectIoAlig
 }
 
 /// (memory, offset) alignment from statx, when the filesystem reports it for this path.
-pub fn statx_dioalign(path: &Path) -> Option<(u32, u32)> {
+pub(crate) fn statx_dioalign(path: &Path) -> Option<(u32, u32)> {
     let c = CString::new(path.as_os_str().as_bytes()).ok()?;
     // SAFETY: a zeroed statx is a valid value for the kernel to fill.
     let mut stx: libc::statx = unsafe { std::mem::zeroed() };

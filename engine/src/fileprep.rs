@@ -42,7 +42,7 @@ pub enum Fallocate {
 
 impl Fallocate {
     /// fio's spelling, including its old boolean aliases (`0` = none, `1` = posix).
-    pub fn parse(text: &str) -> Option<Fallocate> {
+    pub(crate) fn parse(text: &str) -> Option<Fallocate> {
         Some(match text {
             "native" => Fallocate::Native,
             "posix" | "1" => Fallocate::Posix,
@@ -53,7 +53,7 @@ impl Fallocate {
         })
     }
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Fallocate::Native => "native",
             Fallocate::Posix => "posix",
@@ -64,7 +64,7 @@ impl Fallocate {
     }
 
     /// The record's `file_preparation.method` for a new file allocated this way.
-    pub fn method(self) -> &'static str {
+    pub(crate) fn method(self) -> &'static str {
         match self {
             Fallocate::Native => "fallocate",
             Fallocate::Posix => "posix-fallocate",
@@ -90,7 +90,7 @@ pub struct PrepOptions {
 /// Allocate `size` bytes of `file` (which is empty) the way `mode` says. Returns a note when
 /// the filesystem refused a `native` allocation (fio carries on without; so do we). Running out
 /// of room is the clear no-space error.
-pub fn allocate(file: &OpenedFile, size: u64, mode: Fallocate) -> Result<Option<String>> {
+pub(crate) fn allocate(file: &OpenedFile, size: u64, mode: Fallocate) -> Result<Option<String>> {
     let fd = file.file.as_raw_fd();
     let len = size as libc::off_t;
     let errno = match mode {
@@ -142,7 +142,11 @@ fn errno_of(rc: libc::c_int) -> Option<i32> {
 }
 
 /// Empty `file` and allocate it with `mode`: a new file for a write test, as fio makes it.
-pub fn fresh_allocated(file: &OpenedFile, size: u64, mode: Fallocate) -> Result<FilePreparation> {
+pub(crate) fn fresh_allocated(
+    file: &OpenedFile,
+    size: u64,
+    mode: Fallocate,
+) -> Result<FilePreparation> {
     file.file
         .set_len(0)
         .map_err(|e| anyhow::anyhow!("cannot empty the test file {}: {e}", file.path.display()))?;

@@ -328,7 +328,7 @@ fn flag(given: &BTreeMap<&'static str, Given>, name: &str) -> Result<Option<bool
 /// A size in fio's default `kb_base=1024` syntax (`record::size`, fio's dialect): `4096`, `4k`,
 /// `4kb`, `1m`, `2G`, `1t`. IEC spellings (`4KiB`) are refused: fio reads them as powers of
 /// ten in that mode, which is rarely what is meant.
-pub fn parse_size(option: &str, text: &str) -> Result<u64> {
+pub(crate) fn parse_size(option: &str, text: &str) -> Result<u64> {
     if record::size::is_iec(text) {
         return Err(usage(format!(
             "--{option}={text}: fio's default kb_base=1024 reads IEC prefixes as powers of \
@@ -344,7 +344,7 @@ pub fn parse_size(option: &str, text: &str) -> Result<u64> {
 
 /// A time in fio's syntax: seconds by default; `us`/`usec`, `ms`/`msec`, `s`/`sec`,
 /// `m`/`min`, `h`, `d` (case-insensitive).
-pub fn parse_time(option: &str, text: &str) -> Result<Duration> {
+pub(crate) fn parse_time(option: &str, text: &str) -> Result<Duration> {
     let bad = || {
         usage(format!(
             "--{option}={text}: not a time; use seconds or a unit (500ms, 30s, 2m, 1h)"

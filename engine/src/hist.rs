@@ -10,7 +10,7 @@ use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer}
 use record::Latency;
 
 /// Highest latency kept exactly; slower I/Os count as 60 s.
-pub const MAX_LAT_NS: u64 = 60_000_000_000;
+pub(crate) const MAX_LAT_NS: u64 = 60_000_000_000;
 
 /// One latency histogram in nanoseconds.
 #[derive(Clone, Debug)]
@@ -25,18 +25,18 @@ impl Default for LatencyHist {
 }
 
 impl LatencyHist {
-    pub fn new() -> LatencyHist {
+    pub(crate) fn new() -> LatencyHist {
         LatencyHist {
             inner: Histogram::new_with_bounds(1, MAX_LAT_NS, 3).expect("fixed bounds are valid"),
         }
     }
 
     #[inline]
-    pub fn record(&mut self, lat_ns: u64) {
+    pub(crate) fn record(&mut self, lat_ns: u64) {
         self.inner.saturating_record(lat_ns.max(1));
     }
 
-    pub fn merge(&mut self, other: &LatencyHist) {
+    pub(crate) fn merge(&mut self, other: &LatencyHist) {
         // Same bounds on both sides, so adding cannot fail.
         self.inner
             .add(&other.inner)
@@ -47,12 +47,12 @@ impl LatencyHist {
         self.inner.len()
     }
 
-    pub fn histogram(&self) -> &Histogram<u64> {
+    pub(crate) fn histogram(&self) -> &Histogram<u64> {
         &self.inner
     }
 
     /// min/mean/p50/p90/p99/p99.9/max; all None for an empty histogram.
-    pub fn latency(&self) -> Latency {
+    pub(crate) fn latency(&self) -> Latency {
         let h = &self.inner;
         if h.is_empty() {
             return Latency::default();
@@ -69,7 +69,7 @@ impl LatencyHist {
     }
 
     /// V2 + deflate, base64 (standard alphabet, padded).
-    pub fn encode(&self) -> String {
+    pub(crate) fn encode(&self) -> String {
         let mut bytes = Vec::new();
         V2DeflateSerializer::new()
             .serialize(&self.inner, &mut bytes)

@@ -105,7 +105,7 @@ use record::error;
 
 impl Pattern {
     /// fio's name of the pattern.
-    pub fn fio_name(self) -> &'static str {
+    pub(crate) fn fio_name(self) -> &'static str {
         match self {
             Pattern::Read => "read",
             Pattern::Write => "write",
@@ -117,7 +117,7 @@ impl Pattern {
     }
 
     /// Share of reads in percent: 100 for pure reads, 0 for pure writes.
-    pub fn read_pct(self) -> u32 {
+    pub(crate) fn read_pct(self) -> u32 {
         match self {
             Pattern::Read | Pattern::RandRead => 100,
             Pattern::Write | Pattern::RandWrite => 0,
@@ -125,25 +125,25 @@ impl Pattern {
         }
     }
 
-    pub fn is_random(self) -> bool {
+    pub(crate) fn is_random(self) -> bool {
         matches!(
             self,
             Pattern::RandRead | Pattern::RandWrite | Pattern::RandRw { .. }
         )
     }
 
-    pub fn reads(self) -> bool {
+    pub(crate) fn reads(self) -> bool {
         self.read_pct() > 0
     }
 
-    pub fn writes(self) -> bool {
+    pub(crate) fn writes(self) -> bool {
         self.read_pct() < 100
     }
 }
 
 impl SyncMode {
     /// The record's spelling: "none", "fdatasync:N", "fsync:N", "o_sync", "o_dsync".
-    pub fn record_name(self) -> String {
+    pub(crate) fn record_name(self) -> String {
         match self {
             SyncMode::None => "none".into(),
             SyncMode::Fdatasync(n) => format!("fdatasync:{n}"),
@@ -155,7 +155,7 @@ impl SyncMode {
 }
 
 impl EngineChoice {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             EngineChoice::Auto => "auto",
             EngineChoice::IoUring => "io_uring",
@@ -205,7 +205,7 @@ impl JobSpec {
     }
 
     /// The record's summary of the job.
-    pub fn summary(&self) -> JobSummary {
+    pub(crate) fn summary(&self) -> JobSummary {
         JobSummary {
             rw: self.pattern.fio_name().into(),
             bs: self.block_size,

@@ -6,8 +6,8 @@
 
 pub mod backend;
 pub mod cgroup;
-pub mod cpu;
-pub mod direct_io;
+pub(crate) mod cpu;
+pub(crate) mod direct_io;
 pub mod fileprep;
 // fio's command-line syntax read into a job (`cargo diskbench fio`).
 pub mod fio;
@@ -18,7 +18,7 @@ mod job_process;
 pub mod like;
 pub mod machine;
 pub mod measured;
-pub mod prng;
+pub(crate) mod prng;
 pub mod run;
 pub mod steps;
 pub mod suite;

@@ -16,7 +16,7 @@ use record::random::FastRng;
 /// each write pays for a larger extent tree: random writes into a new file read below fio
 /// (docs/design/fio-parity.md).
 #[derive(Clone, Debug)]
-pub struct OffsetGen {
+pub(crate) struct OffsetGen {
     rng: FastRng,
     region_start: u64,
     block_size: u64,
@@ -28,7 +28,12 @@ pub struct OffsetGen {
 
 impl OffsetGen {
     /// Offsets of whole blocks in `region_start .. region_start + region_len`.
-    pub fn new(rng: FastRng, region_start: u64, region_len: u64, block_size: u64) -> OffsetGen {
+    pub(crate) fn new(
+        rng: FastRng,
+        region_start: u64,
+        region_len: u64,
+        block_size: u64,
+    ) -> OffsetGen {
         let blocks = (region_len / block_size).max(1);
         OffsetGen {
             rng,
@@ -40,7 +45,7 @@ impl OffsetGen {
     }
 
     #[inline]
-    pub fn next_offset(&mut self) -> u64 {
+    pub(crate) fn next_offset(&mut self) -> u64 {
         let blocks = self.blocks;
         let used = self.used.get_or_insert_with(|| BlockMap::new(blocks));
         if used.count == blocks {
@@ -59,7 +64,7 @@ impl OffsetGen {
         self.region_start + block * self.block_size
     }
 
-    pub fn rng(&mut self) -> &mut FastRng {
+    pub(crate) fn rng(&mut self) -> &mut FastRng {
         &mut self.rng
     }
 }

@@ -2,7 +2,7 @@
 //! its jobs (as processes, or threads with fio's `--thread`) on the job loop
 //! (`crate::job_loop`), and merges what they measured into a [`TestResult`].
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -15,7 +15,7 @@ use crate::cpu::{CpuTime, mono_ns};
 use crate::direct_io::DirectIoAlignment;
 use crate::fileprep::PrepOptions;
 use crate::hist::LatencyHist;
-use crate::job::{EngineChoice, JobSpec, Layout, Pattern, Termination};
+use crate::job::{EngineChoice, JobSpec, Layout, Termination};
 use crate::job_loop::{Gate, Plan, READ, WRITE, WorkerError, WorkerStats, run_worker};
 use crate::testfile::{self, CreatedFiles, OpenedFile};
 use record::size::format_bytes as format_size;
@@ -58,13 +58,14 @@ pub enum Progress<'a> {
 }
 
 /// The progress callback type.
-pub type ProgressFn<'a> = dyn FnMut(&Progress<'_>) + 'a;
+pub(crate) type ProgressFn<'a> = dyn FnMut(&Progress<'_>) + 'a;
 
 /// Run one job: validate it (usage errors, exit 2), create and prepare its files as fio does
 /// by default, run it, and return its figures. Files this call created are removed if the job
 /// fails or is interrupted and left in place when it succeeds (as fio does); files that existed
 /// are kept.
-pub fn run_job(spec: &JobSpec, progress: &mut ProgressFn<'_>) -> Result<TestResult> {
+#[cfg(test)]
+pub(crate) fn run_job(spec: &JobSpec, progress: &mut ProgressFn<'_>) -> Result<TestResult> {
     run_job_prepared(spec, &PrepOptions::default(), progress)
 }
 
@@ -210,14 +211,8 @@ fn pre_read(file: &OpenedFile) -> Result<()> {
     }
 }
 
-/// Whether a job needs its files written before it starts (with fio's defaults): a job that
-/// reads. A pure write job gets a new allocated file (see `fileprep`).
-pub fn needs_layout(pattern: Pattern) -> bool {
-    pattern.reads()
-}
-
 /// Open every file of the job (O_DIRECT where asked and accepted).
-pub fn open_files(spec: &JobSpec, files: &[(PathBuf, u64)]) -> Result<Vec<OpenedFile>> {
+pub(crate) fn open_files(spec: &JobSpec, files: &[(PathBuf, u64)]) -> Result<Vec<OpenedFile>> {
     files
         .iter()
         .map(|(p, _)| testfile::open_test_file(p, spec.direct, spec.sync))
@@ -302,7 +297,7 @@ fn is_memory_backed(file: &std::fs::File) -> bool {
 }
 
 /// Run a validated job on already opened (and, for reads, laid-out) files.
-pub fn execute(
+pub(crate) fn execute(
     spec: &JobSpec,
     align: &DirectIoAlignment,
     files: &[OpenedFile],
@@ -573,19 +568,11 @@ fn summarise(
     }
 }
 
-/// Path of a job's first file (for messages).
-pub fn first_file(spec: &JobSpec) -> PathBuf {
-    spec.files()
-        .into_iter()
-        .next()
-        .map(|(p, _)| p)
-        .unwrap_or_else(|| Path::new(".").to_path_buf())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::job::{EngineChoice, SyncMode};
+    use crate::job::{EngineChoice, Pattern, SyncMode};
+    use std::path::Path;
 
     fn spec(dir: &Path) -> JobSpec {
         JobSpec {

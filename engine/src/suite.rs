@@ -33,7 +33,7 @@ use record::size::format_bytes as format_size;
 use record::{ColumnId, Repeats, TestResult};
 
 /// The order the columns run in: their own order, the published harness's (module docs).
-pub const RUN_ORDER: [ColumnId; 6] = ColumnId::ALL;
+pub(crate) const RUN_ORDER: [ColumnId; 6] = ColumnId::ALL;
 
 /// Default measured seconds per column.
 pub const DEFAULT_RUNTIME_S: u64 = 5;
@@ -78,7 +78,7 @@ impl Default for SuiteOptions {
 
 impl SuiteOptions {
     /// The selected columns in run order.
-    pub fn columns(&self) -> Vec<ColumnId> {
+    pub(crate) fn columns(&self) -> Vec<ColumnId> {
         RUN_ORDER
             .into_iter()
             .filter(|c| self.only.as_ref().is_none_or(|o| o.contains(c)))
@@ -154,7 +154,7 @@ impl SuiteOptions {
         }
     }
 
-    pub fn expected_s(&self) -> f64 {
+    pub(crate) fn expected_s(&self) -> f64 {
         (self.runtime + self.ramp).as_secs_f64() * self.columns().len() as f64 * self.repeat as f64
     }
 }
@@ -325,7 +325,7 @@ pub const REPEATABLE_SPREAD_PCT: f64 = 5.0;
 
 /// The median pass of a column (by its headline figure), with every pass's figure and the
 /// spread. A single pass is returned as it is.
-pub fn median_pass(mut runs: Vec<TestResult>) -> TestResult {
+pub(crate) fn median_pass(mut runs: Vec<TestResult>) -> TestResult {
     if runs.len() == 1 {
         return runs.pop().expect("one run");
     }

@@ -25,14 +25,14 @@ pub const SKIP_SPACE_CHECK_ENV: &str = "DISKBENCH_SKIP_SPACE_CHECK";
 
 /// A private folder for one run's test files, removed when dropped (success, error, Ctrl-C).
 #[derive(Debug)]
-pub struct ScratchDir {
+pub(crate) struct ScratchDir {
     path: PathBuf,
     removed: bool,
 }
 
 impl ScratchDir {
     /// Create `<parent>/.diskbench-<id>/`.
-    pub fn create(parent: &Path) -> Result<ScratchDir> {
+    pub(crate) fn create(parent: &Path) -> Result<ScratchDir> {
         let path = parent.join(format!(".diskbench-{}", record::random::new_id()));
         fs::create_dir(&path)
             .with_context(|| format!("cannot create the test folder {}", path.display()))?;
@@ -50,12 +50,12 @@ impl ScratchDir {
         Ok(dir)
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
     /// Remove the folder and everything in it now (also done on drop).
-    pub fn remove(&mut self) -> io::Result<()> {
+    pub(crate) fn remove(&mut self) -> io::Result<()> {
         if self.removed {
             return Ok(());
         }
@@ -68,7 +68,7 @@ impl ScratchDir {
 }
 
 /// The file in a scratch folder naming the process that made it.
-pub const OWNER_FILE: &str = "owner.pid";
+pub(crate) const OWNER_FILE: &str = "owner.pid";
 
 /// A `.diskbench-<id>/` folder left behind by a run that was killed (SIGKILL, power loss).
 #[derive(Debug, Clone, PartialEq)]
@@ -139,18 +139,18 @@ impl Drop for ScratchDir {
 
 /// Files created by a job outside a scratch folder, removed on drop unless kept.
 #[derive(Debug, Default)]
-pub struct CreatedFiles {
+pub(crate) struct CreatedFiles {
     paths: Vec<PathBuf>,
     keep: bool,
 }
 
 impl CreatedFiles {
-    pub fn push(&mut self, path: PathBuf) {
+    pub(crate) fn push(&mut self, path: PathBuf) {
         self.paths.push(path);
     }
 
     /// The job succeeded: leave the files where they are.
-    pub fn keep(mut self) {
+    pub(crate) fn keep(mut self) {
         self.keep = true;
     }
 }
@@ -178,7 +178,7 @@ pub struct OpenedFile {
 
 /// Open (creating if needed) a test file for reading and writing, with O_DIRECT when asked
 /// for; where the filesystem refuses O_DIRECT (EINVAL), buffered I/O with a note.
-pub fn open_test_file(path: &Path, direct: bool, sync: SyncMode) -> Result<OpenedFile> {
+pub(crate) fn open_test_file(path: &Path, direct: bool, sync: SyncMode) -> Result<OpenedFile> {
     let opened = open_test_file_unchecked(path, direct, sync)?;
     require_regular(&opened.file, path)?;
     Ok(opened)
@@ -278,7 +278,7 @@ fn symlink_refused(path: &Path, e: io::Error) -> anyhow::Error {
 }
 
 /// A heap buffer aligned for O_DIRECT, filled with incompressible bytes.
-pub struct AlignedBuf {
+pub(crate) struct AlignedBuf {
     ptr: *mut u8,
     len: usize,
     layout: std::alloc::Layout,
@@ -287,7 +287,7 @@ pub struct AlignedBuf {
 impl AlignedBuf {
     /// `len` bytes at an address that is a multiple of `align` (a power of two), filled from
     /// `rng`.
-    pub fn new(len: usize, align: usize, rng: &mut FastRng) -> AlignedBuf {
+    pub(crate) fn new(len: usize, align: usize, rng: &mut FastRng) -> AlignedBuf {
         let layout = std::alloc::Layout::from_size_align(len.max(1), align.max(8))
             .expect("alignment is a power of two and the size fits");
         // SAFETY: the layout has a non-zero size.
@@ -300,24 +300,16 @@ impl AlignedBuf {
         buf
     }
 
-    pub fn as_ptr(&self) -> *mut u8 {
+    pub(crate) fn as_ptr(&self) -> *mut u8 {
         self.ptr
     }
 
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    pub fn as_slice(&self) -> &[u8] {
+    pub(crate) fn as_slice(&self) -> &[u8] {
         // SAFETY: `ptr` points to `len` initialised bytes we own.
         unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
     }
 
-    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+    pub(crate) fn as_mut_slice(&mut self) -> &mut [u8] {
         // SAFETY: `ptr` points to `len` bytes we own exclusively (&mut self).
         unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
     }
@@ -325,7 +317,7 @@ impl AlignedBuf {
     /// Make the contents new: a fresh random word at the start of every 512-byte sector, so
     /// no block written twice is the same (dedup) while the rest stays random (compression).
     #[inline]
-    pub fn refresh(&mut self, rng: &mut FastRng) {
+    pub(crate) fn refresh(&mut self, rng: &mut FastRng) {
         let words = self.len / 512;
         for i in 0..words {
             let v = rng.next_u64();
@@ -360,18 +352,23 @@ pub fn free_bytes(path: &Path) -> Option<u64> {
 }
 
 /// Bytes the file already has on disk (0 when it does not exist).
-pub fn allocated_bytes(path: &Path) -> u64 {
+pub(crate) fn allocated_bytes(path: &Path) -> u64 {
     fs::metadata(path).map(|m| m.blocks() * 512).unwrap_or(0)
 }
 
 /// Whether an I/O error means "no room": disk full or the file-size limit.
-pub fn is_no_space(errno: i32) -> bool {
+pub(crate) fn is_no_space(errno: i32) -> bool {
     errno == libc::ENOSPC || errno == libc::EFBIG || errno == libc::EDQUOT
 }
 
 /// The clear error for a disk that is full (or a file-size limit) while writing `path`.
 /// `size_option` is how the user sets the size ("--size").
-pub fn no_space_error(path: &Path, errno: i32, needed: u64, size_option: &str) -> anyhow::Error {
+pub(crate) fn no_space_error(
+    path: &Path,
+    errno: i32,
+    needed: u64,
+    size_option: &str,
+) -> anyhow::Error {
     let what = errno_text(errno);
     let free = path.parent().and_then(free_bytes);
     let free_text = free
@@ -392,7 +389,7 @@ pub fn no_space_error(path: &Path, errno: i32, needed: u64, size_option: &str) -
 }
 
 /// The system's text for an errno, without Rust's " (os error N)" suffix.
-pub fn errno_text(errno: i32) -> String {
+pub(crate) fn errno_text(errno: i32) -> String {
     let text = io::Error::from_raw_os_error(errno).to_string();
     match text.find(" (os error") {
         Some(i) => text[..i].to_string(),
@@ -401,7 +398,7 @@ pub fn errno_text(errno: i32) -> String {
 }
 
 /// RLIMIT_FSIZE in bytes, when limited.
-pub fn file_size_limit() -> Option<u64> {
+pub(crate) fn file_size_limit() -> Option<u64> {
     // SAFETY: a zeroed rlimit is valid; getrlimit fills it.
     let mut rl: libc::rlimit = unsafe { std::mem::zeroed() };
     // SAFETY: `rl` is writable and ours.
@@ -413,13 +410,13 @@ pub fn file_size_limit() -> Option<u64> {
 
 /// Exceeding the file-size limit sends SIGXFSZ, which kills by default; ignoring it makes the
 /// write fail with EFBIG instead, which the engine reports clearly.
-pub fn ignore_sigxfsz() {
+pub(crate) fn ignore_sigxfsz() {
     // SAFETY: setting a signal's disposition to SIG_IGN has no memory-safety requirements.
     unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
 }
 
 /// Check there is room for `files` (their missing bytes) before writing anything.
-pub fn check_free_space(files: &[(PathBuf, u64)], size_option: &str) -> Result<()> {
+pub(crate) fn check_free_space(files: &[(PathBuf, u64)], size_option: &str) -> Result<()> {
     let Some((first, _)) = files.first() else {
         return Ok(());
     };
@@ -447,7 +444,7 @@ pub fn check_free_space(files: &[(PathBuf, u64)], size_option: &str) -> Result<(
 /// Write incompressible data into `file` from its start to `to` with O_DIRECT-sized writes
 /// (unmeasured), so reads never hit sparse or unwritten blocks. `progress` gets the bytes
 /// written so far. Stops on Ctrl-C.
-pub fn lay_out(
+pub(crate) fn lay_out(
     opened: &OpenedFile,
     to: u64,
     align: &DirectIoAlignment,
@@ -529,7 +526,7 @@ fn write_data(
 /// `/proc/self/fd` (never the name, which could have been swapped) and checked to be the same
 /// file. Without `/proc` this falls back to [`lay_out`]. Returns the size of each buffered
 /// write, or `None` where it fell back.
-pub fn lay_out_buffered(
+pub(crate) fn lay_out_buffered(
     opened: &OpenedFile,
     to: u64,
     block_size: u64,

@@ -2,14 +2,16 @@
 //! and grid for dark mode). No fonts are loaded: text is SVG `<text>`, laid out by the browser.
 
 use anyhow::{Result, anyhow};
+#[cfg(test)]
 use base64::Engine as _;
 use hdrhistogram::Histogram as HdrHistogram;
+#[cfg(test)]
 use hdrhistogram::serialization::Deserializer;
 use plotters::prelude::*;
 use record::ColumnId;
 
 /// One colour per column, readable on light and dark backgrounds.
-pub const COLUMN_COLOURS: [(u8, u8, u8); 6] = [
+pub(crate) const COLUMN_COLOURS: [(u8, u8, u8); 6] = [
     (37, 99, 235),  // seq-read: blue
     (124, 58, 237), // seq-write: violet
     (5, 150, 105),  // rand-read: green
@@ -18,13 +20,14 @@ pub const COLUMN_COLOURS: [(u8, u8, u8); 6] = [
     (219, 39, 119), // sync-write: pink
 ];
 
-pub fn column_colour_css(c: ColumnId) -> String {
+pub(crate) fn column_colour_css(c: ColumnId) -> String {
     let (r, g, b) = COLUMN_COLOURS[crate::model::col_index(c)];
     format!("#{r:02x}{g:02x}{b:02x}")
 }
 
 /// Decode a stored histogram (base64 of HDR V2 + deflate).
-pub fn decode_hist(b64: &str, de: &mut Deserializer) -> Option<HdrHistogram<u64>> {
+#[cfg(test)]
+pub(crate) fn decode_hist(b64: &str, de: &mut Deserializer) -> Option<HdrHistogram<u64>> {
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(b64.trim())
         .ok()?;
@@ -41,7 +44,7 @@ fn cdf_quantiles() -> Vec<f64> {
 }
 
 /// CDF points (latency ns, percent) of a histogram.
-pub fn cdf_points(h: &HdrHistogram<u64>) -> Vec<(f64, f64)> {
+pub(crate) fn cdf_points(h: &HdrHistogram<u64>) -> Vec<(f64, f64)> {
     let qs = cdf_quantiles();
     // One pass over the counts for all quantiles (they are ascending).
     h.value_at_quantiles(qs.iter().copied())
@@ -57,7 +60,7 @@ fn err(e: impl std::fmt::Display) -> anyhow::Error {
 const AXIS_GREY: RGBColor = RGBColor(128, 128, 128);
 
 /// Latency CDFs on a log axis, one line per column.
-pub fn cdf_svg(series: &[(ColumnId, Vec<(f64, f64)>)]) -> Result<String> {
+pub(crate) fn cdf_svg(series: &[(ColumnId, Vec<(f64, f64)>)]) -> Result<String> {
     let series: Vec<(ColumnId, Vec<(f64, f64)>)> = series
         .iter()
         .map(|(c, p)| {
@@ -123,12 +126,12 @@ pub fn cdf_svg(series: &[(ColumnId, Vec<(f64, f64)>)]) -> Result<String> {
 /// non-finite figures when loaded, but a finite figure can still be absurd (1e308, 5e-324):
 /// plotters' log axis then walks hundreds of decades (or never ends), so every chart gets only
 /// points inside this range and says how many it left out.
-pub const PLOT_MIN: f64 = 1e-6;
-pub const PLOT_MAX: f64 = 1e12;
+pub(crate) const PLOT_MIN: f64 = 1e-6;
+pub(crate) const PLOT_MAX: f64 = 1e12;
 
 /// The points with both coordinates finite and inside [`PLOT_MIN`]..=[`PLOT_MAX`], and how
 /// many were left out.
-pub fn plottable(points: &[(f64, f64)]) -> (Vec<(f64, f64)>, usize) {
+pub(crate) fn plottable(points: &[(f64, f64)]) -> (Vec<(f64, f64)>, usize) {
     let ok = |v: f64| v.is_finite() && (PLOT_MIN..=PLOT_MAX).contains(&v);
     let kept: Vec<(f64, f64)> = points
         .iter()

@@ -14,7 +14,7 @@ mod embedded {
 
 /// A rendered page.
 #[derive(Clone, Debug)]
-pub struct Page {
+pub(crate) struct Page {
     /// File stem; the page is written as `<name>.html`. Always `[a-z0-9-]`.
     pub name: String,
     /// The first level-1 heading, or the name.
@@ -23,7 +23,7 @@ pub struct Page {
 }
 
 /// The built-in pages, then any `*.md` in `dir` (a page of the same name replaces the built-in one).
-pub fn pages(dir: Option<&Path>) -> Result<Vec<Page>> {
+pub(crate) fn pages(dir: Option<&Path>) -> Result<Vec<Page>> {
     let mut sources: BTreeMap<String, String> = embedded::PAGES
         .iter()
         .map(|(n, s)| (n.to_string(), s.to_string()))
@@ -70,7 +70,7 @@ pub fn pages(dir: Option<&Path>) -> Result<Vec<Page>> {
 }
 
 /// A heading's text as an id: lower case, `[a-z0-9-]`.
-pub fn heading_id(text: &str) -> String {
+pub(crate) fn heading_id(text: &str) -> String {
     let mut out = String::new();
     for ch in text.chars().flat_map(|c| c.to_lowercase()) {
         if ch.is_alphanumeric() {
@@ -85,7 +85,7 @@ pub fn heading_id(text: &str) -> String {
 /// Markdown to HTML; every heading gets an id (its own `{#id}` or one made from its text), and
 /// the first level-1 heading is returned as the title (and left out of the body: the page
 /// template shows it).
-pub fn render(md: &str) -> (Option<String>, String) {
+pub(crate) fn render(md: &str) -> (Option<String>, String) {
     let opts = Options::ENABLE_TABLES
         | Options::ENABLE_HEADING_ATTRIBUTES
         | Options::ENABLE_FOOTNOTES

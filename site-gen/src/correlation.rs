@@ -14,12 +14,13 @@
 //! [`export`]; this module decides.
 
 mod analysis;
-pub mod export;
+pub(crate) mod export;
 pub mod plot;
 pub mod rank;
 pub mod wording;
 
-pub use analysis::*;
+pub use analysis::Point;
+pub(crate) use analysis::*;
 
 use std::collections::BTreeMap;
 
@@ -77,7 +78,7 @@ fn disk_only_pair(
 /// (latency, bandwidth, cpu) counts: `mixed` or `unknown` by experiment leaves the call to the
 /// correlation. Where runners' experiments disagree, the first runner's is kept and the others
 /// are named in its sentence.
-pub fn experiments(ds: &Dataset) -> BTreeMap<String, Experiment> {
+pub(crate) fn experiments(ds: &Dataset) -> BTreeMap<String, Experiment> {
     let mut out: BTreeMap<String, Experiment> = BTreeMap::new();
     for r in &ds.runners {
         let mut seen: Vec<&str> = Vec::new();
@@ -115,12 +116,15 @@ pub fn experiments(ds: &Dataset) -> BTreeMap<String, Experiment> {
     out
 }
 
-pub fn analyse(ds: &Dataset) -> Vec<StepAnalysis> {
+pub(crate) fn analyse(ds: &Dataset) -> Vec<StepAnalysis> {
     analyse_with(ds, &experiments(ds))
 }
 
 /// The analysis, with the experiments given (tests give their own).
-pub fn analyse_with(ds: &Dataset, experiments: &BTreeMap<String, Experiment>) -> Vec<StepAnalysis> {
+pub(crate) fn analyse_with(
+    ds: &Dataset,
+    experiments: &BTreeMap<String, Experiment>,
+) -> Vec<StepAnalysis> {
     let mut ids: BTreeMap<&str, &str> = BTreeMap::new();
     for r in &ds.runners {
         for s in &r.steps {

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 /// Split one CSV line (RFC 4180 quoting; a line never holds a newline in these files).
-pub fn split_csv_line(line: &str) -> Vec<String> {
+pub(crate) fn split_csv_line(line: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut quoted = false;
@@ -37,7 +37,7 @@ pub(crate) struct CsvTable<'a> {
 }
 
 impl<'a> CsvTable<'a> {
-    pub fn parse(text: &'a str) -> std::result::Result<CsvTable<'a>, String> {
+    pub(crate) fn parse(text: &'a str) -> std::result::Result<CsvTable<'a>, String> {
         let mut lines = text
             .lines()
             .enumerate()
@@ -55,12 +55,14 @@ impl<'a> CsvTable<'a> {
         })
     }
 
-    pub fn has(&self, column: &str) -> bool {
+    pub(crate) fn has(&self, column: &str) -> bool {
         self.header.iter().any(|h| h == column)
     }
 
     /// The rows as (line number, the line as written, column -> cell).
-    pub fn rows(&self) -> impl Iterator<Item = std::result::Result<CsvRow<'_>, String>> + '_ {
+    pub(crate) fn rows(
+        &self,
+    ) -> impl Iterator<Item = std::result::Result<CsvRow<'_>, String>> + '_ {
         self.lines.iter().map(|&(lineno, line)| {
             if record::cancel::requested() {
                 return Err("interrupted".to_string());

@@ -11,7 +11,7 @@ use crate::stats::{fmt_ns, fmt_ratio, fmt_sig};
 
 /// One sentence, as HTML (links relative to the site root) and as plain text.
 #[derive(Clone, Debug, serde::Serialize)]
-pub struct Finding {
+pub(crate) struct Finding {
     /// "extremes", "class-range", "same-cpu", "provisioned", "tmpfs".
     pub kind: &'static str,
     pub html: String,
@@ -59,7 +59,7 @@ impl Sentence {
 }
 
 /// "12,120 IOPS" or "2,035 MiB/s".
-pub fn fmt_headline(c: ColumnId, v: f64) -> String {
+pub(crate) fn fmt_headline(c: ColumnId, v: f64) -> String {
     match c.headline() {
         Headline::MibPerSecond => format!("{} MiB/s", fmt_sig(v)),
         Headline::Iops => format!("{} IOPS", fmt_sig(v)),
@@ -77,14 +77,14 @@ fn lower_title(c: ColumnId) -> String {
 
 /// A runner's p99 for `c` when it means what this project's p99 means. Published sync-write
 /// p99s leave the fdatasync out (see the methodology page), so they are not set beside ours.
-pub fn comparable_p99(r: &RunnerSummary, c: ColumnId) -> Option<f64> {
+pub(crate) fn comparable_p99(r: &RunnerSummary, c: ColumnId) -> Option<f64> {
     if r.imported && c == ColumnId::SyncWrite {
         return None;
     }
     r.column(c)?.p99_ns
 }
 
-pub fn findings(ds: &Dataset) -> Vec<Finding> {
+pub(crate) fn findings(ds: &Dataset) -> Vec<Finding> {
     let mut out = Vec::new();
     extremes(ds, &mut out);
     tmpfs_vs_disk(ds, &mut out);

@@ -16,7 +16,7 @@ const V2_COMPRESSED_COOKIE: u32 = 0x1c84_9304 | 0x10;
 
 /// The layout a histogram's counts array was written with.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Layout {
+pub(crate) struct Layout {
     pub low: u64,
     pub high: u64,
     pub sigfig: u8,
@@ -70,7 +70,7 @@ fn be_u64(b: &[u8], at: usize) -> Option<u64> {
 
 /// Reusable buffers: one inflater per thread instead of one per histogram (setting up an
 /// inflater costs more than inflating a small histogram).
-pub struct Scratch {
+pub(crate) struct Scratch {
     inflater: Decompress,
     raw: Vec<u8>,
     body: Vec<u8>,
@@ -111,7 +111,7 @@ fn inflate(z: &mut Decompress, input: &[u8], out: &mut Vec<u8>) -> Option<()> {
 
 /// The (value, count) pairs of a stored histogram, and its layout. None if it is not a valid
 /// V2 (optionally deflated) histogram.
-pub fn sparse_counts(b64: &str, scratch: &mut Scratch) -> Option<(Layout, Vec<(u64, u64)>)> {
+pub(crate) fn sparse_counts(b64: &str, scratch: &mut Scratch) -> Option<(Layout, Vec<(u64, u64)>)> {
     scratch.raw.clear();
     base64::engine::general_purpose::STANDARD
         .decode_vec(b64.trim(), &mut scratch.raw)
@@ -195,7 +195,7 @@ pub fn check_stored(b64: &str) -> Result<(), String> {
 
 /// Accumulates stored histograms of one column into one histogram.
 #[derive(Default)]
-pub struct Merger {
+pub(crate) struct Merger {
     pub merged: Option<HdrHistogram<u64>>,
     /// How many histograms were merged.
     pub runs: usize,
@@ -207,7 +207,7 @@ pub struct Merger {
 impl Merger {
     /// Add one stored histogram; false (nothing added, counted in `skipped`) if it cannot be
     /// read or its counts would take the merged total past u64.
-    pub fn add(&mut self, b64: &str, scratch: &mut Scratch) -> bool {
+    pub(crate) fn add(&mut self, b64: &str, scratch: &mut Scratch) -> bool {
         let added = self.try_add(b64, scratch);
         if !added {
             self.skipped += 1;

@@ -4,7 +4,7 @@
 /// (ESC, BEL, ... from a record's label) are never written raw: C0 ones become their visible
 /// Unicode control pictures (ESC shows as U+241B), DEL and C1 ones U+FFFD. The templates'
 /// autoescape uses this too.
-pub fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 8);
     for ch in s.chars() {
         match ch {

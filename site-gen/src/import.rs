@@ -21,13 +21,8 @@ pub struct ImportOptions {
     pub label: Option<String>,
 }
 
-/// Import each file into `results`; returns the records written.
-pub fn import_files(files: &[PathBuf], results: &Path) -> Result<Vec<PathBuf>> {
-    import_files_with(files, results, &ImportOptions::default())
-}
-
 /// What importing found for one file.
-pub struct Imported {
+pub(crate) struct Imported {
     pub file: PathBuf,
     pub records: Vec<Record>,
 }
@@ -120,7 +115,7 @@ fn existing_ids(results: &Path) -> Result<std::collections::HashSet<String>> {
 }
 
 /// Read one file and turn it into records, by content: JSON for fio, otherwise CSV.
-pub fn parse_file(path: &Path, opts: &ImportOptions) -> Result<Imported> {
+pub(crate) fn parse_file(path: &Path, opts: &ImportOptions) -> Result<Imported> {
     let mut records = Vec::new();
     each_record(path, opts, &mut |r| {
         records.push(r);
@@ -399,7 +394,13 @@ fn published_cpu<'a>(
 /// One allowance: `sync-write` also accepts `randwrite` (the public harness's syncWrite job
 /// and `fixtures/fio/suite.fio` use it); one write and one fdatasync at a time, it is the
 /// flush, not the order of offsets, that the column measures.
-pub fn classify(rw: &str, bs: u64, iodepth: u32, numjobs: u32, fdatasync: u64) -> Option<ColumnId> {
+pub(crate) fn classify(
+    rw: &str,
+    bs: u64,
+    iodepth: u32,
+    numjobs: u32,
+    fdatasync: u64,
+) -> Option<ColumnId> {
     let sync = if fdatasync > 0 {
         format!("fdatasync:{fdatasync}")
     } else {
@@ -417,7 +418,7 @@ pub fn classify(rw: &str, bs: u64, iodepth: u32, numjobs: u32, fdatasync: u64) -
 }
 
 /// A job's settings as the site shows them: "randread, 4 KiB, 2 jobs x 16 in flight".
-pub fn settings_text(job: &JobSummary) -> String {
+pub(crate) fn settings_text(job: &JobSummary) -> String {
     let bs = if job.bs >= 1 << 20 && job.bs.is_multiple_of(1 << 20) {
         format!("{} MiB", job.bs >> 20)
     } else if job.bs >= 1024 && job.bs.is_multiple_of(1024) {

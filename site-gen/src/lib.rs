@@ -7,25 +7,25 @@ use anyhow::Result;
 
 pub mod import;
 pub mod merge;
-pub mod published_timings;
+pub(crate) mod published_timings;
 pub mod site_folder;
 pub mod summary;
 // SITE-MODULES (the site's modules are declared below this line)
-pub mod charts;
-pub mod content;
+pub(crate) mod charts;
+pub(crate) mod content;
 pub mod correlation;
 mod csv_table;
-pub mod findings;
-pub mod hist;
-pub mod html;
-pub mod model;
-pub mod page_facts;
-pub mod render;
-pub mod runners_json;
-pub mod stats;
-pub mod steps_view;
+pub(crate) mod findings;
+pub(crate) mod hist;
+pub(crate) mod html;
+pub(crate) mod model;
+pub(crate) mod page_facts;
+pub(crate) mod render;
+pub(crate) mod runners_json;
+pub(crate) mod stats;
+pub(crate) mod steps_view;
 pub mod testdata;
-pub mod theme;
+pub(crate) mod theme;
 
 /// What `cargo diskbench site` was asked to do.
 #[derive(Clone, Debug, Default)]

@@ -9,13 +9,13 @@ use crate::stats::median;
 use record::load::LoadedRecord;
 
 /// Position of a column in `ColumnId::ALL` (and in every per-column array here).
-pub fn col_index(c: ColumnId) -> usize {
+pub(crate) fn col_index(c: ColumnId) -> usize {
     ColumnId::ALL.iter().position(|&x| x == c).unwrap_or(0)
 }
 
 /// One column's figure for a runner, over the runs in the window.
 #[derive(Clone, Debug)]
-pub struct ColumnFigure {
+pub(crate) struct ColumnFigure {
     /// Median headline (MiB/s or IOPS).
     pub median: f64,
     pub min: f64,
@@ -31,14 +31,14 @@ pub struct ColumnFigure {
 
 impl ColumnFigure {
     /// (max - min) / median in percent; None with a single run.
-    pub fn spread_pct(&self) -> Option<f64> {
+    pub(crate) fn spread_pct(&self) -> Option<f64> {
         (self.runs > 1 && self.median > 0.0).then(|| (self.max - self.min) / self.median * 100.0)
     }
 }
 
 /// One build step's time for a runner (runs where it succeeded).
 #[derive(Clone, Debug)]
-pub struct StepFigure {
+pub(crate) struct StepFigure {
     pub id: String,
     pub name: String,
     pub wall_s: f64,
@@ -48,7 +48,7 @@ pub struct StepFigure {
 
 /// A runner's CPU figures from one benchmark: scores of different benchmarks are never compared.
 #[derive(Clone, Debug, PartialEq)]
-pub struct CpuFigures {
+pub(crate) struct CpuFigures {
     /// None for this tool's own probe, else the published benchmark's name.
     pub benchmark: Option<String>,
     /// Median score on one thread.
@@ -59,7 +59,7 @@ pub struct CpuFigures {
 
 impl CpuFigures {
     /// How the benchmark is named on the pages.
-    pub fn benchmark_name(&self) -> &str {
+    pub(crate) fn benchmark_name(&self) -> &str {
         self.benchmark
             .as_deref()
             .unwrap_or("cargo-diskbench CPU probe")
@@ -92,16 +92,14 @@ fn cpu_figures(records: &[LoadedRecord], runs: &[usize]) -> Vec<CpuFigures> {
 }
 
 #[derive(Clone, Debug)]
-pub struct RunnerSummary {
+pub(crate) struct RunnerSummary {
     pub label: String,
     /// File-name-safe and unique among runners: `runners/<slug>.html`.
     pub slug: String,
     pub class: StorageClass,
     pub arch: String,
-    pub provider: Option<String>,
     pub cpu_model: String,
     pub vcpus: u32,
-    pub memory_gib: f64,
     pub instance_type: Option<String>,
     pub variant: Option<String>,
     /// Indices into `Dataset::records`, newest first, inside the window.
@@ -125,19 +123,19 @@ pub struct RunnerSummary {
 }
 
 impl RunnerSummary {
-    pub fn column(&self, c: ColumnId) -> Option<&ColumnFigure> {
+    pub(crate) fn column(&self, c: ColumnId) -> Option<&ColumnFigure> {
         self.columns[col_index(c)].as_ref()
     }
 
     /// The column's figure when a disk can have produced it (not marked as cache-served).
-    pub fn disk_column(&self, c: ColumnId) -> Option<&ColumnFigure> {
+    pub(crate) fn disk_column(&self, c: ColumnId) -> Option<&ColumnFigure> {
         self.column(c).filter(|f| f.cache_suspect.is_none())
     }
 }
 
 /// Everything the site shows, computed once.
 #[derive(Debug)]
-pub struct Dataset {
+pub(crate) struct Dataset {
     pub records: Vec<LoadedRecord>,
     /// Best overall score first.
     pub runners: Vec<RunnerSummary>,
@@ -147,7 +145,7 @@ pub struct Dataset {
 }
 
 /// Days since 1970-01-01 of an RFC 3339 time's date part; None if it is not one.
-pub fn epoch_day(rfc3339: &str) -> Option<i64> {
+pub(crate) fn epoch_day(rfc3339: &str) -> Option<i64> {
     let d = rfc3339.get(..10)?;
     let mut parts = d.split('-');
     let y: i64 = parts.next()?.parse().ok()?;
@@ -169,7 +167,7 @@ pub fn epoch_day(rfc3339: &str) -> Option<i64> {
 impl Dataset {
     /// Group `records` by runner label. `window_days`: only runs that started at most that many
     /// days before the newest run in the data count (None: all runs).
-    pub fn build(mut records: Vec<LoadedRecord>, window_days: Option<u32>) -> Dataset {
+    pub(crate) fn build(mut records: Vec<LoadedRecord>, window_days: Option<u32>) -> Dataset {
         // Newest first, ties broken by id so the order never depends on the file system.
         records.sort_by(|a, b| {
             b.record
@@ -223,12 +221,12 @@ impl Dataset {
         }
     }
 
-    pub fn record(&self, i: usize) -> &Record {
+    pub(crate) fn record(&self, i: usize) -> &Record {
         &self.records[i].record
     }
 
     /// Runners that have a figure for `c`, best first.
-    pub fn ranked(&self, c: ColumnId) -> Vec<&RunnerSummary> {
+    pub(crate) fn ranked(&self, c: ColumnId) -> Vec<&RunnerSummary> {
         let mut v: Vec<&RunnerSummary> = self
             .runners
             .iter()
@@ -242,7 +240,7 @@ impl Dataset {
     }
 
     /// Smallest and largest median of a column across runners.
-    pub fn column_range(&self, c: ColumnId) -> Option<(f64, f64)> {
+    pub(crate) fn column_range(&self, c: ColumnId) -> Option<(f64, f64)> {
         let mut it = self
             .runners
             .iter()
@@ -338,10 +336,8 @@ fn summarise(
         slug,
         class: newest.storage.class,
         arch: newest.runner.arch.clone(),
-        provider: newest.runner.provider.clone(),
         cpu_model: newest.runner.cpu_model.clone(),
         vcpus: newest.runner.vcpus,
-        memory_gib: newest.runner.memory_gib,
         instance_type: newest.runner.instance_type.clone(),
         variant: newest.runner.variant.clone(),
         older_runs: all_runs - runs.len(),
@@ -409,7 +405,7 @@ fn score(runners: &mut [RunnerSummary]) {
 }
 
 /// Runners of each storage class, classes in `StorageClass::ALL` order, best first inside.
-pub fn by_class(runners: &[RunnerSummary]) -> Vec<(StorageClass, Vec<&RunnerSummary>)> {
+pub(crate) fn by_class(runners: &[RunnerSummary]) -> Vec<(StorageClass, Vec<&RunnerSummary>)> {
     let mut map: HashMap<StorageClass, Vec<&RunnerSummary>> = HashMap::new();
     for r in runners {
         map.entry(r.class).or_default().push(r);

@@ -27,14 +27,14 @@ use record::{BackendKind, ColumnId, ColumnSettings, Record, StorageClass};
 use crate::stats::{fmt_ns, fmt_sig};
 
 /// The published figures shipped with the project (imported, never shown as measured here).
-pub const PUBLISHED_CSV: (&str, &str) = (
+pub(crate) const PUBLISHED_CSV: (&str, &str) = (
     "ec2-storage-2026-09-30_10-01.csv",
     include_str!("../published/ec2-storage-2026-09-30_10-01.csv"),
 );
 
 /// Everything the placeholders draw on. [`PageFacts::from_code`] takes the code's own tables;
 /// tests build variations (a row removed or added) and see the page follow.
-pub struct PageFacts<'a> {
+pub(crate) struct PageFacts<'a> {
     pub fs_rules: Vec<&'a FsRule>,
     pub disk_rules: Vec<&'a DiskRule>,
     pub fsync_options: Vec<(&'a str, &'a str)>,
@@ -46,7 +46,7 @@ pub struct PageFacts<'a> {
 impl PageFacts<'static> {
     /// The code's tables and the shipped published figures. Fails only when interrupted while
     /// the figures are read (the shipped CSV itself is tested to parse).
-    pub fn from_code() -> anyhow::Result<Self> {
+    pub(crate) fn from_code() -> anyhow::Result<Self> {
         let published =
             crate::import::csv_records(PUBLISHED_CSV.1, PUBLISHED_CSV.0).map_err(|e| {
                 record::cancel::check()
@@ -66,7 +66,7 @@ impl PageFacts<'static> {
 
 /// Every placeholder as a page calls it, and what it becomes: the report-site page lists them
 /// from here (`{{ placeholders() }}`), and a test expands each example.
-pub const PLACEHOLDERS: &[(&str, &str)] = &[
+pub(crate) const PLACEHOLDERS: &[(&str, &str)] = &[
     (
         "class_rules()",
         "the storage-class rules, in the order they are tried",
@@ -95,11 +95,11 @@ pub const PLACEHOLDERS: &[(&str, &str)] = &[
 ];
 
 /// The repository the project is published from (`repository` in Cargo.toml).
-pub const REPOSITORY: &str = env!("CARGO_PKG_REPOSITORY");
+pub(crate) const REPOSITORY: &str = env!("CARGO_PKG_REPOSITORY");
 
 /// Replace every placeholder in `md`. An unknown name or a bad argument is an error that names
 /// the placeholder.
-pub fn expand(md: &str, facts: &PageFacts) -> Result<String, String> {
+pub(crate) fn expand(md: &str, facts: &PageFacts) -> Result<String, String> {
     let mut out = String::with_capacity(md.len());
     let mut rest = md;
     while let Some(start) = rest.find("{{") {
@@ -208,7 +208,7 @@ fn parse_args(s: &str) -> Result<Vec<(String, String)>, String> {
 
 /// The storage-class rules in the order the code tries them: filesystem types first, then
 /// each disk at the bottom of the device chain.
-pub fn class_rules(fs_rules: &[&FsRule], disk_rules: &[&DiskRule]) -> String {
+pub(crate) fn class_rules(fs_rules: &[&FsRule], disk_rules: &[&DiskRule]) -> String {
     let mut md =
         String::from("| # | looks at | matches when | rule | class |\n|---|---|---|---|---|\n");
     let mut n = 0;
@@ -241,7 +241,7 @@ pub fn class_rules(fs_rules: &[&FsRule], disk_rules: &[&DiskRule]) -> String {
 
 /// A Markdown link to `path` in the repository: a file under `blob/main/`, a folder (ending in
 /// `/`) under `tree/main/`. The path is relative to the repository root and stays inside it.
-pub fn repo_link(path: &str, text: Option<&str>) -> Result<String, String> {
+pub(crate) fn repo_link(path: &str, text: Option<&str>) -> Result<String, String> {
     let inside = !path.is_empty()
         && !path.starts_with('/')
         && path
@@ -264,7 +264,7 @@ pub fn repo_link(path: &str, text: Option<&str>) -> Result<String, String> {
 }
 
 /// The placeholders a page can use, as a table.
-pub fn placeholders(list: &[(&str, &str)]) -> String {
+pub(crate) fn placeholders(list: &[(&str, &str)]) -> String {
     let mut md = String::from("| placeholder | becomes |\n|---|---|\n");
     for (call, what) in list {
         // Written out, not expanded: `expand` does not read its own output again.
@@ -278,7 +278,7 @@ pub fn placeholders(list: &[(&str, &str)]) -> String {
 }
 
 /// The mount options the record flags as changing what `fdatasync` costs.
-pub fn flagged_mount_options(options: &[(&str, &str)]) -> String {
+pub(crate) fn flagged_mount_options(options: &[(&str, &str)]) -> String {
     let mut md = String::from("| mount option | why it is flagged |\n|---|---|\n");
     for (opt, why) in options {
         md.push_str(&format!("| `{opt}` | {} |\n", cell(why)));
@@ -287,7 +287,7 @@ pub fn flagged_mount_options(options: &[(&str, &str)]) -> String {
 }
 
 /// The ceilings above which a figure is marked as served by a cache (`record::ceiling`).
-pub fn cache_ceilings(rows: &[record::ceiling::ClassCeiling]) -> String {
+pub(crate) fn cache_ceilings(rows: &[record::ceiling::ClassCeiling]) -> String {
     let mut md = String::from("| storage | ceiling per device |\n|---|---|\n");
     for r in rows {
         md.push_str(&format!("| {} | {} |\n", r.class.title(), cell(r.basis)));
@@ -305,7 +305,7 @@ pub fn cache_ceilings(rows: &[record::ceiling::ClassCeiling]) -> String {
 }
 
 /// Each column's job as the suite builds it, and the backend `--engine auto` picks for it.
-pub fn column_settings(columns: &[(ColumnId, ColumnSettings)]) -> String {
+pub(crate) fn column_settings(columns: &[(ColumnId, ColumnSettings)]) -> String {
     let mut md = String::from(
         "| column | pattern | block | jobs × in flight | after each write | `auto` on a disk | `auto` on tmpfs/ramfs |\n|---|---|---|---|---|---|---|\n",
     );
@@ -332,7 +332,7 @@ pub fn column_settings(columns: &[(ColumnId, ColumnSettings)]) -> String {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Figure {
+pub(crate) enum Figure {
     Iops,
     MibS,
     P99,
@@ -376,7 +376,7 @@ impl Figure {
 }
 
 /// One figure over the published rows of a class (and variant).
-pub fn published(
+pub(crate) fn published(
     records: &[Record],
     class: StorageClass,
     variant: Option<&str>,

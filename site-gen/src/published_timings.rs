@@ -12,13 +12,13 @@ use record::*;
 use crate::csv_table::split_csv_line;
 
 /// The columns a build-timings CSV must have.
-pub const HEADER: [&str; 6] = ["date", "label", "suite", "step", "wall_s", "status"];
+pub(crate) const HEADER: [&str; 6] = ["date", "label", "suite", "step", "wall_s", "status"];
 
 /// The suite of the tool's own steps (built-in and `diskbench.toml` ones).
-pub const OWN_SUITE: &str = "cargo-diskbench";
+pub(crate) const OWN_SUITE: &str = "cargo-diskbench";
 
 /// Whether `text`'s first line is a build-timings header (and not published disk figures).
-pub fn is_build_timings(text: &str) -> bool {
+pub(crate) fn is_build_timings(text: &str) -> bool {
     let Some(first) = text.lines().find(|l| !l.trim().is_empty()) else {
         return false;
     };
@@ -32,7 +32,7 @@ pub fn is_build_timings(text: &str) -> bool {
 }
 
 /// The step id of a published step.
-pub fn step_id(suite: &str, step: &str) -> String {
+pub(crate) fn step_id(suite: &str, step: &str) -> String {
     format!(
         "{}/{}",
         record::results::slug(suite),
@@ -41,7 +41,7 @@ pub fn step_id(suite: &str, step: &str) -> String {
 }
 
 /// The suite a step id belongs to: the part before `/` for published steps, else this tool's.
-pub fn suite_of(step_id: &str) -> &str {
+pub(crate) fn suite_of(step_id: &str) -> &str {
     step_id.split_once('/').map(|(s, _)| s).unwrap_or(OWN_SUITE)
 }
 
@@ -55,7 +55,7 @@ fn status(s: &str) -> Option<StepStatus> {
 }
 
 /// Records from a build-timings CSV. Every row is checked before any record is made.
-pub fn build_timing_records(
+pub(crate) fn build_timing_records(
     text: &str,
     source_file: &str,
 ) -> std::result::Result<Vec<Record>, String> {

@@ -18,7 +18,7 @@ use crate::stats::{fmt_ns, fmt_s, fmt_sig};
 use crate::theme::Theme;
 
 /// Everything shared by all pages.
-pub struct Site<'a> {
+pub(crate) struct Site<'a> {
     pub ds: &'a Dataset,
     pub theme: &'a Theme,
     pub out: &'a Path,
@@ -31,7 +31,7 @@ pub struct Site<'a> {
 }
 
 /// Bar width in percent on a log scale from the column's range.
-pub fn bar_pct(v: f64, scale: Option<(f64, f64)>) -> f64 {
+pub(crate) fn bar_pct(v: f64, scale: Option<(f64, f64)>) -> f64 {
     let Some((lo, hi)) = scale else { return 0.0 };
     // The smallest figure still gets a visible bar: the scale starts a bit below it.
     let floor = lo / 2.0;
@@ -192,7 +192,7 @@ impl Site<'_> {
         write_file(self.out, rel, html.as_bytes())
     }
 
-    pub fn index(&self) -> Result<()> {
+    pub(crate) fn index(&self) -> Result<()> {
         let mut ctx = self.base_context("", "Runner disks, measured", "index");
         let groups: Vec<Value> = by_class(&self.ds.runners)
             .into_iter()
@@ -246,7 +246,7 @@ impl Site<'_> {
         self.write("index.html", "index.html", &ctx)
     }
 
-    pub fn column_page(&self, c: ColumnId) -> Result<()> {
+    pub(crate) fn column_page(&self, c: ColumnId) -> Result<()> {
         let mut ctx = self.base_context(
             "../",
             &format!("{} — every runner, best first", c.title()),
@@ -274,7 +274,11 @@ impl Site<'_> {
         self.write(&format!("by/{}.html", c.as_str()), "column.html", &ctx)
     }
 
-    pub fn runner_page(&self, r: &RunnerSummary, scratch: &mut crate::hist::Scratch) -> Result<()> {
+    pub(crate) fn runner_page(
+        &self,
+        r: &RunnerSummary,
+        scratch: &mut crate::hist::Scratch,
+    ) -> Result<()> {
         let newest = self.ds.record(r.runs[0]);
         let mut ctx = self.base_context("../", &r.label, "runner");
         ctx.insert("row", &self.row(r, "../"));
@@ -401,7 +405,7 @@ impl Site<'_> {
             .collect()
     }
 
-    pub fn steps_page(&self) -> Result<()> {
+    pub(crate) fn steps_page(&self) -> Result<()> {
         let mut ctx = self.base_context("", "Build steps across runners", "steps");
         let experiments = experiments_by_step(self.ds);
         let mut steps = crate::steps_view::steps(self.steps);
@@ -415,7 +419,7 @@ impl Site<'_> {
         self.write("steps.html", "steps.html", &ctx)
     }
 
-    pub fn content_page(&self, page: &Page) -> Result<()> {
+    pub(crate) fn content_page(&self, page: &Page) -> Result<()> {
         let mut ctx = self.base_context("", &page.title, &page.name);
         ctx.insert("body", &page.html);
         if page.name == "verdicts" {
@@ -425,7 +429,7 @@ impl Site<'_> {
     }
 
     /// A verdicts page even when `content/verdicts.md` is absent: the counts from the data.
-    pub fn verdicts_fallback(&self) -> Result<()> {
+    pub(crate) fn verdicts_fallback(&self) -> Result<()> {
         let page = Page {
             name: "verdicts".into(),
             title: "Step verdicts".into(),
@@ -622,7 +626,7 @@ fn facts(r: &RunnerSummary, rec: &Record) -> Vec<(String, String)> {
 
 /// Mount options that change what fdatasync costs, and why: the engine's table, the same one
 /// that fills the record's `fsync_flags` and the methodology page.
-pub fn fsync_option(opt: &str) -> Option<&'static str> {
+pub(crate) fn fsync_option(opt: &str) -> Option<&'static str> {
     let o = opt.trim();
     record::storage_rules::FSYNC_OPTIONS
         .iter()
@@ -771,7 +775,7 @@ fn experiments_by_step(ds: &Dataset) -> std::collections::BTreeMap<String, Vec<V
 }
 
 /// Write `rel` (a path made only of fixed names and slugs) under `out`.
-pub fn write_file(out: &Path, rel: &str, bytes: &[u8]) -> Result<()> {
+pub(crate) fn write_file(out: &Path, rel: &str, bytes: &[u8]) -> Result<()> {
     // Runner slugs and page names come from data: whatever they hold, the page lands in `out`.
     let path = record::safe_name::inside(out, rel)?;
     if let Some(dir) = path.parent() {

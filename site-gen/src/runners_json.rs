@@ -9,10 +9,10 @@ use serde_json::{Map, Value, json};
 
 use crate::model::Dataset;
 
-pub const SCHEMA: &str = "diskbench.site-runners/1";
+pub(crate) const SCHEMA: &str = "diskbench.site-runners/1";
 
 /// The file's contents.
-pub fn runners_json(ds: &Dataset) -> Value {
+pub(crate) fn runners_json(ds: &Dataset) -> Value {
     let runners: Vec<Value> = ds
         .runners
         .iter()
@@ -45,7 +45,7 @@ pub fn runners_json(ds: &Dataset) -> Value {
 }
 
 /// Write `data/runners.json` into the site folder `out`.
-pub fn write(ds: &Dataset, out: &Path) -> Result<()> {
+pub(crate) fn write(ds: &Dataset, out: &Path) -> Result<()> {
     let mut bytes = serde_json::to_vec_pretty(&runners_json(ds))?;
     bytes.push(b'\n');
     crate::render::write_file(out, "data/runners.json", &bytes)

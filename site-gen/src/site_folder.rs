@@ -25,7 +25,7 @@ use anyhow::{Context, Result};
 /// paths relative to the site) and, for older versions of this tool, the top-level names
 /// (`owns:` lines). A marker with no `file:` line comes from an older version: there only the
 /// top-level names count.
-pub const MARKER: &str = ".diskbench-site";
+pub(crate) const MARKER: &str = ".diskbench-site";
 /// Start of the hidden folders a render inside a mount point makes in it.
 const STAGING_PREFIX: &str = ".diskbench-new-";
 const OLD_PREFIX: &str = ".diskbench-old-";
@@ -40,7 +40,7 @@ const KEPT_BY_DEFAULT: [&str; 6] = [
 ];
 
 /// A site being rendered: `staging` is written, then [`SiteFolder::commit`] swaps it in.
-pub struct SiteFolder {
+pub(crate) struct SiteFolder {
     /// The folder the user named, resolved (symlinks followed) so the swap replaces the real one.
     pub out: PathBuf,
     /// The new folder beside it (inside it, for a mount point) that pages are written into.
@@ -149,7 +149,7 @@ pub fn not_a_site(out: &Path) -> Result<bool> {
 impl SiteFolder {
     /// Check `out` against `results` and make the staging folder. Nothing outside the staging
     /// folder is touched here, except creating `out`'s parent folders.
-    pub fn prepare(out: &Path, results: &Path) -> Result<SiteFolder> {
+    pub(crate) fn prepare(out: &Path, results: &Path) -> Result<SiteFolder> {
         let out_real = resolve(out)?;
         let res_real = resolve(results)?;
         if out_real.starts_with(&res_real) {
@@ -228,7 +228,7 @@ impl SiteFolder {
     /// A file the earlier site did not own where the new site writes one is refused (exit 2,
     /// naming it) before the earlier site is touched: replacing it would delete a user's file,
     /// keeping it would leave the new site with a page that is not its own.
-    pub fn commit(mut self) -> Result<()> {
+    pub(crate) fn commit(mut self) -> Result<()> {
         record::cancel::check()?;
         let (mut files, dirs) = site_entries(&self.staging)?;
         files.insert(MARKER.into());

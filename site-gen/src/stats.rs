@@ -16,7 +16,8 @@ pub fn median(values: &[f64]) -> Option<f64> {
 }
 
 /// Ranks starting at 1, ties given the mean of the ranks they span.
-pub fn ranks(values: &[f64]) -> Vec<f64> {
+#[cfg(test)]
+pub(crate) fn ranks(values: &[f64]) -> Vec<f64> {
     let mut idx: Vec<usize> = (0..values.len()).collect();
     idx.sort_by(|&a, &b| values[a].total_cmp(&values[b]));
     let mut out = vec![0.0; values.len()];
@@ -36,7 +37,8 @@ pub fn ranks(values: &[f64]) -> Vec<f64> {
 }
 
 /// Pearson correlation; None when fewer than 3 pairs or either side is constant.
-pub fn pearson(x: &[f64], y: &[f64]) -> Option<f64> {
+#[cfg(test)]
+pub(crate) fn pearson(x: &[f64], y: &[f64]) -> Option<f64> {
     let n = x.len();
     if n < 3 || n != y.len() {
         return None;
@@ -56,7 +58,8 @@ pub fn pearson(x: &[f64], y: &[f64]) -> Option<f64> {
 }
 
 /// Spearman's rank correlation (Pearson on tie-averaged ranks).
-pub fn spearman(x: &[f64], y: &[f64]) -> Option<f64> {
+#[cfg(test)]
+pub(crate) fn spearman(x: &[f64], y: &[f64]) -> Option<f64> {
     pearson(&ranks(x), &ranks(y))
 }
 

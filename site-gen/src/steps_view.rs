@@ -91,7 +91,7 @@ fn plots(s: &StepAnalysis) -> Vec<Value> {
         .collect()
 }
 
-pub fn steps(steps: &[StepAnalysis]) -> Vec<Value> {
+pub(crate) fn steps(steps: &[StepAnalysis]) -> Vec<Value> {
     steps
         .iter()
         .map(|s| {
@@ -116,7 +116,7 @@ pub fn steps(steps: &[StepAnalysis]) -> Vec<Value> {
 }
 
 /// How the figures were made, in one paragraph's worth of facts for the page.
-pub fn method() -> Value {
+pub(crate) fn method() -> Value {
     json!({
         "resamples": rank::RESAMPLES,
         "coverage": format!("{:.1}%", rank::COVERAGE * 100.0),

@@ -470,7 +470,7 @@ fn footer(out: &mut String, record: &Record) {
 }
 
 /// A latency with three significant figures in the unit that suits it.
-pub use record::units::format_ns;
+pub(crate) use record::units::format_ns;
 
 /// MiB/s and IOPS as the terminal and the site write them.
 use record::units::{format_figure, format_s};

@@ -12,13 +12,13 @@ use record::*;
 
 /// A small deterministic PRNG (splitmix64): the generator must not depend on the clock.
 #[derive(Clone, Debug)]
-pub struct Rng(u64);
+pub(crate) struct Rng(u64);
 
 impl Rng {
-    pub fn new(seed: u64) -> Rng {
+    pub(crate) fn new(seed: u64) -> Rng {
         Rng(seed)
     }
-    pub fn next_u64(&mut self) -> u64 {
+    pub(crate) fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -26,17 +26,17 @@ impl Rng {
         z ^ (z >> 31)
     }
     /// Uniform in [0, 1).
-    pub fn unit(&mut self) -> f64 {
+    pub(crate) fn unit(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
     /// Standard normal (Box-Muller).
-    pub fn normal(&mut self) -> f64 {
+    pub(crate) fn normal(&mut self) -> f64 {
         let u1 = self.unit().max(1e-12);
         let u2 = self.unit();
         (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
     }
     /// A factor around 1 with the given relative spread.
-    pub fn jitter(&mut self, spread: f64) -> f64 {
+    pub(crate) fn jitter(&mut self, spread: f64) -> f64 {
         (1.0 + spread * self.normal()).max(0.2)
     }
 }
@@ -79,7 +79,7 @@ pub struct RunnerProfile {
     pub docker_fails: bool,
 }
 
-pub fn profile(class: StorageClass) -> StorageProfile {
+pub(crate) fn profile(class: StorageClass) -> StorageProfile {
     let (sr, sw, rr, rw, q1, sy, tail) = match class {
         StorageClass::Tmpfs => (15_000.0, 8_000.0, 2_500_000.0, 2_300_000.0, 2.2, 3.0, 0.25),
         StorageClass::LocalNvme => (2_000.0, 1_500.0, 300_000.0, 160_000.0, 78.0, 70.0, 0.3),

@@ -7,7 +7,7 @@ use anyhow::{Result, anyhow};
 use tera::Tera;
 
 /// The built-in templates (names as the pages use them).
-pub const TEMPLATES: &[(&str, &str)] = &[
+pub(crate) const TEMPLATES: &[(&str, &str)] = &[
     (
         "base.html",
         include_str!("../themes/default/templates/base.html"),
@@ -39,19 +39,19 @@ pub const TEMPLATES: &[(&str, &str)] = &[
 ];
 
 /// The built-in assets, copied into `assets/`.
-pub const ASSETS: &[(&str, &str)] = &[(
+pub(crate) const ASSETS: &[(&str, &str)] = &[(
     "style.css",
     include_str!("../themes/default/assets/style.css"),
 )];
 
-pub struct Theme {
+pub(crate) struct Theme {
     pub tera: Tera,
     /// (file name, content) for `assets/`.
     pub assets: Vec<(String, Vec<u8>)>,
 }
 
 /// The built-in theme with `dir`'s files laid over it.
-pub fn load(dir: Option<&Path>) -> Result<Theme> {
+pub(crate) fn load(dir: Option<&Path>) -> Result<Theme> {
     let mut templates: Vec<(String, String)> = TEMPLATES
         .iter()
         .map(|(n, s)| (n.to_string(), s.to_string()))

@@ -392,16 +392,25 @@ fn split_top(s: &str) -> Vec<&str> {
     parts
 }
 
-/// Names a module re-exports (`pub use a::b::{X, Y}`, `pub use a::*`): name -> the path it
-/// stands for, and the modules whose items it re-exports whole.
+/// Names a module re-exports (`pub use a::b::{X, Y}`, `pub use a::*`, or the same with
+/// `pub(crate)`): name -> the path it stands for, and the modules whose items it re-exports
+/// whole.
 type Reexports = (BTreeMap<String, Vec<String>>, Vec<Vec<String>>);
+
+/// How a re-export starts.
+const REEXPORT: [&str; 2] = ["pub use ", "pub(crate) use "];
 
 fn reexports(m: &Module, children: &BTreeSet<String>) -> Reexports {
     let mut named = BTreeMap::new();
     let mut globs = Vec::new();
-    for (at, _) in m.code.match_indices("pub use ") {
-        let stmt_end = at + m.code[at..].find(';').unwrap_or(m.code.len() - at);
-        let stmt = &m.code[at + "pub use ".len()..stmt_end];
+    let starts = REEXPORT.iter().flat_map(|prefix| {
+        m.code
+            .match_indices(prefix)
+            .map(|(at, _)| at + prefix.len())
+    });
+    for start in starts {
+        let stmt_end = start + m.code[start..].find(';').unwrap_or(m.code.len() - start);
+        let stmt = &m.code[start..stmt_end];
         // `pub use child::X` names the child without a leading `self::`.
         let stmt = format!("self::{}", stmt.trim());
         for p in named_paths(&stmt, &m.path, children) {
@@ -497,7 +506,7 @@ fn circles(src: &Path) -> Vec<Vec<String>> {
         let code: String = m
             .code
             .split_inclusive(';')
-            .filter(|stmt| !stmt.trim_start().starts_with("pub use "))
+            .filter(|stmt| !REEXPORT.iter().any(|r| stmt.trim_start().starts_with(r)))
             .collect();
         for p in named_paths(&code, &m.path, &kids) {
             if let Some(j) = resolve(&p, &files, &exports, &items, 0)

@@ -17,7 +17,7 @@ pub const FAKE_ERRNO_ENV: &str = "DISKBENCH_FAKE_IO_URING_ERRNO";
 const WRITE_HALF: u64 = 1 << 32;
 
 /// Set up a ring (the one place io_uring_setup is called).
-pub fn new_ring(entries: u32) -> io::Result<IoUring> {
+pub(crate) fn new_ring(entries: u32) -> io::Result<IoUring> {
     if let Some(fake) = std::env::var_os(FAKE_ERRNO_ENV)
         && let Some(errno) = parse_errno(&fake.to_string_lossy())
     {
@@ -41,7 +41,7 @@ pub fn probe() -> io::Result<()> {
 }
 
 /// A file as io_uring opcodes take it: `types::Fixed` or `types::Fd`.
-pub trait FileRef: Copy {
+pub(crate) trait FileRef: Copy {
     fn read_fixed(self, buf: *mut u8, len: u32, index: u16) -> opcode::ReadFixed;
     fn read(self, buf: *mut u8, len: u32) -> opcode::Read;
     fn write_fixed(self, buf: *const u8, len: u32, index: u16) -> opcode::WriteFixed;
@@ -73,7 +73,7 @@ macro_rules! file_ref {
 file_ref!(types::Fixed);
 file_ref!(types::Fd);
 
-pub struct Uring {
+pub(crate) struct Uring {
     ring: IoUring,
     bufs: Vec<*mut u8>,
     depth: u32,
@@ -96,7 +96,7 @@ impl Uring {
     /// A ring for one job: `bufs[slot]` (each `buf_len` bytes) are registered when the kernel
     /// allows it; they and `file` must outlive the backend. Returns the backend and a note
     /// when buffers could not be registered.
-    pub fn new(
+    pub(crate) fn new(
         file: &impl AsRawFd,
         bufs: Vec<*mut u8>,
         buf_len: usize,

@@ -97,14 +97,14 @@ fn setup(depth: u32) -> io::Result<libc::c_ulong> {
 
 /// Whether native AIO can be set up here for `events` I/Os in flight in all (every job's
 /// depth: `fs.aio-max-nr` limits the sum); the error says why not.
-pub fn probe(events: u32) -> io::Result<()> {
+pub(crate) fn probe(events: u32) -> io::Result<()> {
     let ctx = setup(events.max(1))?;
     // SAFETY: a context we created and that has nothing in flight.
     unsafe { libc::syscall(libc::SYS_io_destroy, ctx) };
     Ok(())
 }
 
-pub struct Libaio {
+pub(crate) struct Libaio {
     ctx: libc::c_ulong,
     fd: RawFd,
     bufs: Vec<*mut u8>,
@@ -125,7 +125,7 @@ pub struct Libaio {
 
 impl Libaio {
     /// A context for one job: `bufs[slot]` must outlive the backend, as must `file`.
-    pub fn new(file: &impl AsRawFd, bufs: Vec<*mut u8>, depth: u32) -> io::Result<Libaio> {
+    pub(crate) fn new(file: &impl AsRawFd, bufs: Vec<*mut u8>, depth: u32) -> io::Result<Libaio> {
         let ctx = setup(depth)?;
         let slots = bufs.len();
         Ok(Libaio {

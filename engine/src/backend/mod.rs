@@ -5,14 +5,14 @@
 
 pub mod io_uring;
 pub mod libaio;
-pub mod psync;
+pub(crate) mod psync;
 
 use std::io;
 use std::os::fd::RawFd;
 
 /// What one I/O does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum IoKind {
+pub(crate) enum IoKind {
     Read,
     Write,
     /// A write followed by fdatasync; the I/O completes when the sync returns.
@@ -22,14 +22,14 @@ pub enum IoKind {
 }
 
 impl IoKind {
-    pub fn is_read(self) -> bool {
+    pub(crate) fn is_read(self) -> bool {
         self == IoKind::Read
     }
 }
 
 /// One I/O of `len` bytes at `offset`, using slot `slot`'s buffer.
 #[derive(Clone, Copy, Debug)]
-pub struct Io {
+pub(crate) struct Io {
     pub slot: u16,
     pub kind: IoKind,
     pub offset: u64,
@@ -38,7 +38,7 @@ pub struct Io {
 
 /// A finished I/O: bytes moved, or a negative errno.
 #[derive(Clone, Copy, Debug)]
-pub struct Completion {
+pub(crate) struct Completion {
     pub slot: u16,
     pub result: i32,
     /// For a write + sync: how long the sync alone took (fio's `sync` latency), where the
@@ -52,7 +52,7 @@ pub struct Completion {
 }
 
 /// One backend instance serves one job (one thread) with its own file descriptor and buffers.
-pub trait Backend {
+pub(crate) trait Backend {
     /// The name the record shows ("psync", "io_uring", "libaio").
     fn name(&self) -> &'static str;
     /// I/Os this backend keeps in flight at most.
@@ -93,7 +93,7 @@ pub(crate) fn sync_after_write(fd: RawFd, kind: IoKind) -> (i32, Option<u64>) {
 }
 
 /// Why io_uring or libaio could not be used at all (the setup was refused).
-pub fn is_refusal(err: &io::Error) -> bool {
+pub(crate) fn is_refusal(err: &io::Error) -> bool {
     matches!(
         err.raw_os_error(),
         Some(libc::EPERM) | Some(libc::ENOSYS) | Some(libc::EACCES) | Some(libc::EOPNOTSUPP)
@@ -101,7 +101,7 @@ pub fn is_refusal(err: &io::Error) -> bool {
 }
 
 /// errno as its symbolic name, for notes and errors.
-pub fn errno_name(errno: i32) -> &'static str {
+pub(crate) fn errno_name(errno: i32) -> &'static str {
     match errno {
         libc::EPERM => "EPERM",
         libc::ENOSYS => "ENOSYS",
@@ -121,7 +121,7 @@ pub fn errno_name(errno: i32) -> &'static str {
 }
 
 /// Parse "EPERM", "ENOSYS", ... or a number (for the test-only switches).
-pub fn parse_errno(text: &str) -> Option<i32> {
+pub(crate) fn parse_errno(text: &str) -> Option<i32> {
     Some(match text.trim() {
         "EPERM" => libc::EPERM,
         "ENOSYS" => libc::ENOSYS,

@@ -6,7 +6,7 @@ use std::os::fd::{AsRawFd, RawFd};
 
 use super::{Backend, Completion, Io};
 
-pub struct Psync {
+pub(crate) struct Psync {
     fd: RawFd,
     bufs: Vec<*mut u8>,
     pending: Option<Io>,
@@ -17,7 +17,7 @@ pub struct Psync {
 impl Psync {
     /// `bufs[slot]` is the buffer of each slot; they must outlive this backend and be large
     /// enough for every I/O prepared on them.
-    pub fn new(file: &impl AsRawFd, bufs: Vec<*mut u8>) -> Psync {
+    pub(crate) fn new(file: &impl AsRawFd, bufs: Vec<*mut u8>) -> Psync {
         Psync {
             fd: file.as_raw_fd(),
             bufs,

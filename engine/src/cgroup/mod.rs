@@ -32,7 +32,7 @@ use record::{CgroupIo, IoCaps};
 pub const CGROUP_FS: &str = "/sys/fs/cgroup";
 /// Every cgroup this tool makes is named `cargo-diskbench-<pid>-<id>`: the pid lets a later
 /// run remove what a killed run left (see [`sweep_stale`]).
-pub const NAME_PREFIX: &str = "cargo-diskbench-";
+pub(crate) const NAME_PREFIX: &str = "cargo-diskbench-";
 
 /// A block device number.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -48,7 +48,7 @@ impl std::fmt::Display for DevNum {
 }
 
 impl DevNum {
-    pub fn parse(s: &str) -> Option<DevNum> {
+    pub(crate) fn parse(s: &str) -> Option<DevNum> {
         let (a, b) = s.trim().split_once(':')?;
         Some(DevNum {
             major: a.parse().ok()?,
@@ -86,7 +86,7 @@ const V1_FILES: [(&str, CapField); 4] = [
 impl Hierarchy {
     /// Find the hierarchy under `fs_root` (normally [`CGROUP_FS`]): v1 `blkio` with throttle
     /// files, else v2 with `io` among the root's controllers (at the root or at `unified/`).
-    pub fn detect(fs_root: &Path) -> Result<Hierarchy, String> {
+    pub(crate) fn detect(fs_root: &Path) -> Result<Hierarchy, String> {
         let v1 = fs_root.join("blkio");
         if v1.join("blkio.throttle.read_iops_device").exists() {
             return Ok(Hierarchy {
@@ -112,7 +112,7 @@ impl Hierarchy {
     }
 
     /// Whether this process may create cgroups here (root, or a delegated hierarchy).
-    pub fn check_writable(&self) -> Result<(), String> {
+    pub(crate) fn check_writable(&self) -> Result<(), String> {
         let c = CString::new(self.root.as_os_str().as_bytes()).map_err(|e| e.to_string())?;
         // SAFETY: access reads a NUL-terminated path and has no other effect.
         if unsafe { libc::access(c.as_ptr(), libc::W_OK) } == 0 {
@@ -129,7 +129,7 @@ impl Hierarchy {
 
     /// The cgroup of `pid` in this hierarchy, as the path under the root ("/" for the root),
     /// read from `<proc_root>/<pid>/cgroup`.
-    pub fn cgroup_of(&self, proc_root: &Path, pid: u32) -> Option<String> {
+    pub(crate) fn cgroup_of(&self, proc_root: &Path, pid: u32) -> Option<String> {
         let text = fs::read_to_string(proc_root.join(pid.to_string()).join("cgroup")).ok()?;
         parse_proc_cgroup(&text, self.version)
     }
@@ -140,7 +140,7 @@ impl Hierarchy {
 }
 
 /// The line of a `/proc/<pid>/cgroup` file for the block-I/O hierarchy.
-pub fn parse_proc_cgroup(text: &str, version: Version) -> Option<String> {
+pub(crate) fn parse_proc_cgroup(text: &str, version: Version) -> Option<String> {
     text.lines().find_map(|line| {
         let mut parts = line.splitn(3, ':');
         let (id, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
@@ -183,7 +183,7 @@ pub struct CapGroup {
 impl CapGroup {
     /// Make `root/<name>` (name from [`group_name`]). For v2, turns `io` on for the root's
     /// children if it is not (it stays on: other cgroups may use it from then on).
-    pub fn create(hierarchy: &Hierarchy, name: &str) -> io::Result<CapGroup> {
+    pub(crate) fn create(hierarchy: &Hierarchy, name: &str) -> io::Result<CapGroup> {
         if hierarchy.version == Version::V2 {
             let ctl = hierarchy.root.join("cgroup.subtree_control");
             let on = fs::read_to_string(&ctl).unwrap_or_default();
@@ -204,23 +204,25 @@ impl CapGroup {
     }
 
     /// Read processes' cgroups from another `/proc` (tests).
-    pub fn with_proc_root(mut self, proc_root: &Path) -> CapGroup {
+    #[cfg(test)]
+    pub(crate) fn with_proc_root(mut self, proc_root: &Path) -> CapGroup {
         self.proc_root = proc_root.to_path_buf();
         self
     }
 
-    pub fn dir(&self) -> &Path {
+    #[cfg(test)]
+    pub(crate) fn dir(&self) -> &Path {
         &self.dir
     }
 
     /// Cap `devices` at `caps` (a `None` field: no cap of that kind).
-    pub fn set_caps(&self, devices: &[DevNum], caps: &IoCaps) -> io::Result<()> {
+    pub(crate) fn set_caps(&self, devices: &[DevNum], caps: &IoCaps) -> io::Result<()> {
         write_caps(&self.hierarchy, &self.dir, devices, caps)
     }
 
     /// Make `cmd`'s process join this cgroup before it runs anything, so everything it
     /// starts is inside from the first instruction.
-    pub fn join_on_exec(&self, cmd: &mut Command) {
+    pub(crate) fn join_on_exec(&self, cmd: &mut Command) {
         let procs = CString::new(self.dir.join("cgroup.procs").as_os_str().as_bytes())
             .expect("cgroup paths hold no NUL");
         // SAFETY: the closure runs in the forked child before exec and only makes raw
@@ -255,7 +257,7 @@ impl CapGroup {
 
     /// Cap the cgroup `cgroup` (a path under the root, e.g. a daemon's) in place, keeping its
     /// previous limits for these devices to write back on close.
-    pub fn cap_in_place(
+    pub(crate) fn cap_in_place(
         &mut self,
         cgroup: &str,
         devices: &[DevNum],
@@ -297,7 +299,7 @@ impl CapGroup {
     }
 
     /// What the cgroup moved on `devices` so far.
-    pub fn usage(&self, devices: &[DevNum]) -> CgroupIo {
+    pub(crate) fn usage(&self, devices: &[DevNum]) -> CgroupIo {
         read_usage(&self.hierarchy, &self.dir, devices)
     }
 
@@ -365,7 +367,7 @@ impl Drop for CapGroup {
 }
 
 /// `cargo-diskbench-<pid>-<id>`.
-pub fn group_name(id: &str) -> String {
+pub(crate) fn group_name(id: &str) -> String {
     format!("{NAME_PREFIX}{}-{id}", std::process::id())
 }
 
@@ -380,7 +382,7 @@ pub struct Swept {
 
 /// Remove the cgroups a killed run of this tool left behind (its pid no longer runs): their
 /// processes go to the root, the directories go. Returns what was removed.
-pub fn sweep_stale(hierarchy: &Hierarchy, proc_root: &Path) -> Vec<Swept> {
+pub(crate) fn sweep_stale(hierarchy: &Hierarchy, proc_root: &Path) -> Vec<Swept> {
     let mut removed = Vec::new();
     let Ok(entries) = fs::read_dir(&hierarchy.root) else {
         return removed;
@@ -413,7 +415,8 @@ pub fn sweep_stale(hierarchy: &Hierarchy, proc_root: &Path) -> Vec<Swept> {
 }
 
 /// The cgroups of this tool under the hierarchy's root (tests check none is left).
-pub fn ours(hierarchy: &Hierarchy) -> Vec<String> {
+#[cfg(test)]
+pub(crate) fn ours(hierarchy: &Hierarchy) -> Vec<String> {
     fs::read_dir(&hierarchy.root)
         .map(|d| {
             d.flatten()
@@ -457,7 +460,7 @@ pub fn check_caps(caps: &IoCaps) -> Result<(), String> {
 }
 
 /// The `io.max` line for one device (v2).
-pub fn io_max_line(dev: DevNum, caps: &IoCaps) -> String {
+pub(crate) fn io_max_line(dev: DevNum, caps: &IoCaps) -> String {
     let v = |x: Option<u64>| x.map_or("max".to_string(), |n| n.to_string());
     format!(
         "{dev} riops={} wiops={} rbps={} wbps={}",
@@ -492,7 +495,7 @@ fn find_device_line(text: &str, dev: DevNum) -> Option<&str> {
 }
 
 /// Parse v1 `blkio.throttle.io_service_bytes` / `io_serviced` for `devices`: (read, write).
-pub fn parse_v1_service(text: &str, devices: &[DevNum]) -> (u64, u64) {
+pub(crate) fn parse_v1_service(text: &str, devices: &[DevNum]) -> (u64, u64) {
     let (mut r, mut w) = (0, 0);
     for line in text.lines() {
         let mut f = line.split_whitespace();
@@ -513,7 +516,7 @@ pub fn parse_v1_service(text: &str, devices: &[DevNum]) -> (u64, u64) {
 }
 
 /// Parse v2 `io.stat` for `devices`.
-pub fn parse_io_stat(text: &str, devices: &[DevNum]) -> CgroupIo {
+pub(crate) fn parse_io_stat(text: &str, devices: &[DevNum]) -> CgroupIo {
     let mut io = CgroupIo::default();
     for line in text.lines() {
         let mut f = line.split_whitespace();

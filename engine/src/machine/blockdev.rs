@@ -8,10 +8,8 @@ use record::Device;
 
 /// A disk at the bottom of a chain, with the facts the class rules look at.
 #[derive(Clone, Debug, Default)]
-pub struct DiskFacts {
+pub(crate) struct DiskFacts {
     pub device: Device,
-    /// The sysfs directory, e.g. `/sys/devices/pci0000:00/.../block/vda`.
-    pub sysfs: String,
     /// On Hyper-V (Azure): "os" or "resource" when the VMBus address says which disk it is.
     pub azure_role: Option<&'static str>,
     /// DMI says this machine is an Azure VM (see [`super::runner::dmi_says_azure`]).
@@ -20,7 +18,7 @@ pub struct DiskFacts {
 
 /// Everything found below one `MAJ:MIN`.
 #[derive(Clone, Debug, Default)]
-pub struct Chain {
+pub(crate) struct Chain {
     /// Top first, each device once.
     pub devices: Vec<Device>,
     pub disks: Vec<DiskFacts>,
@@ -30,7 +28,7 @@ pub struct Chain {
 }
 
 /// Walk down from the block device `major:minor`.
-pub fn chain(view: &SysView, major: u32, minor: u32) -> Chain {
+pub(crate) fn chain(view: &SysView, major: u32, minor: u32) -> Chain {
     let mut chain = Chain::default();
     let link = format!("/sys/dev/block/{major}:{minor}");
     match view.canonical(&link) {
@@ -89,14 +87,14 @@ fn is_pci_id(s: &str) -> bool {
 
 /// The `MAJ:MIN` of a block device by kernel name (for filesystems that report an anonymous
 /// device number, like btrfs), from `/sys/class/block/NAME/dev`.
-pub fn dev_of_name(view: &SysView, name: &str) -> Option<(u32, u32)> {
+pub(crate) fn dev_of_name(view: &SysView, name: &str) -> Option<(u32, u32)> {
     let dev = view.attr(&format!("/sys/class/block/{name}/dev"))?;
     let (a, b) = dev.split_once(':')?;
     Some((a.parse().ok()?, b.parse().ok()?))
 }
 
 /// The kernel name of a device-mapper device by its `/dev/mapper/NAME` name.
-pub fn dm_by_mapper_name(view: &SysView, mapper: &str) -> Option<String> {
+pub(crate) fn dm_by_mapper_name(view: &SysView, mapper: &str) -> Option<String> {
     view.list("/sys/block")
         .into_iter()
         .filter(|n| n.starts_with("dm-"))
@@ -158,7 +156,6 @@ fn visit(view: &SysView, dir: &str, chain: &mut Chain, depth: usize) {
                 azure_role: azure_role(view, dir),
                 on_azure: super::runner::dmi_says_azure(view),
                 device,
-                sysfs: dir.to_string(),
             });
         }
         return;

@@ -17,7 +17,7 @@ fn transport(d: &DiskFacts) -> &str {
 }
 
 /// `Some(what matched)` when the disk passes the rule's test.
-pub fn check(test: &DiskTest, d: &DiskFacts) -> Option<String> {
+pub(crate) fn check(test: &DiskTest, d: &DiskFacts) -> Option<String> {
     match test {
         DiskTest::TransportIn(set) => set
             .contains(&transport(d))
@@ -74,7 +74,7 @@ pub fn check(test: &DiskTest, d: &DiskFacts) -> Option<String> {
 }
 
 /// The class of one filesystem type, if a rule knows it.
-pub fn classify_fs(fstype: &str) -> Option<(StorageClass, String)> {
+pub(crate) fn classify_fs(fstype: &str) -> Option<(StorageClass, String)> {
     FS_RULES
         .iter()
         .find(|r| r.fstypes.contains(&fstype))
@@ -82,12 +82,12 @@ pub fn classify_fs(fstype: &str) -> Option<(StorageClass, String)> {
 }
 
 /// The class of one disk and the evidence line.
-pub fn classify_disk(d: &DiskFacts) -> (StorageClass, String) {
+pub(crate) fn classify_disk(d: &DiskFacts) -> (StorageClass, String) {
     classify_disk_with(DISK_RULES, d)
 }
 
 /// [`classify_disk`] over any rule table (tests vary the table).
-pub fn classify_disk_with(rules: &[DiskRule], d: &DiskFacts) -> (StorageClass, String) {
+pub(crate) fn classify_disk_with(rules: &[DiskRule], d: &DiskFacts) -> (StorageClass, String) {
     for rule in rules {
         if let Some(what) = check(&rule.test, d) {
             return (
@@ -122,7 +122,10 @@ fn slowness(c: StorageClass) -> u8 {
 
 /// One class for several disks (RAID, LVM across disks): their common class, or the slowest
 /// one when they differ, saying so.
-pub fn combine(per_disk: &[(StorageClass, String)], via: &str) -> (StorageClass, Vec<String>) {
+pub(crate) fn combine(
+    per_disk: &[(StorageClass, String)],
+    via: &str,
+) -> (StorageClass, Vec<String>) {
     let mut evidence: Vec<String> = per_disk.iter().map(|(_, e)| e.clone()).collect();
     let Some(slowest) = per_disk
         .iter()

@@ -5,18 +5,18 @@
 //! recorded fixture folders (`engine/tests/fixtures/machine/`). Nothing here needs root and
 //! nothing fails: what cannot be read is reported as unknown, with the reason.
 
-pub mod blockdev;
-pub mod class;
+pub(crate) mod blockdev;
+pub(crate) mod class;
 #[cfg(test)]
 mod fixture_tests;
-pub mod mountinfo;
-pub mod runner;
-pub mod storage;
-pub mod sysview;
+pub(crate) mod mountinfo;
+pub(crate) mod runner;
+pub(crate) mod storage;
+pub(crate) mod sysview;
 
 use std::path::Path;
 
-pub use sysview::SysView;
+pub(crate) use sysview::SysView;
 
 use record::{Runner, Storage};
 
@@ -41,6 +41,6 @@ pub fn detect(dir: &Path, label: Option<&str>) -> (Runner, Storage) {
 }
 
 /// Detect through any view; `dir` is an absolute path as the view's machine sees it.
-pub fn detect_in(view: &SysView, dir: &str, label: Option<&str>) -> (Runner, Storage) {
+pub(crate) fn detect_in(view: &SysView, dir: &str, label: Option<&str>) -> (Runner, Storage) {
     (runner::detect(view, label), storage::detect(view, dir))
 }

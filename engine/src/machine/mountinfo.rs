@@ -5,7 +5,7 @@
 //! (`\040`). `root` is not "/" for bind mounts and btrfs subvolumes.
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MountEntry {
+pub(crate) struct MountEntry {
     pub major: u32,
     pub minor: u32,
     /// The directory of the source filesystem that is mounted here.
@@ -19,7 +19,7 @@ pub struct MountEntry {
 
 impl MountEntry {
     /// Per-mount options followed by the filesystem's own, without repeats.
-    pub fn all_options(&self) -> String {
+    pub(crate) fn all_options(&self) -> String {
         let mut opts: Vec<&str> = split_options(&self.mount_options);
         for o in split_options(&self.super_options) {
             if !opts.contains(&o) {
@@ -30,7 +30,7 @@ impl MountEntry {
     }
 
     /// The value of `key=` in the super options (overlayfs `upperdir=`), unescaped.
-    pub fn super_option(&self, key: &str) -> Option<String> {
+    pub(crate) fn super_option(&self, key: &str) -> Option<String> {
         split_options(&self.super_options)
             .into_iter()
             .find_map(|o| o.strip_prefix(key)?.strip_prefix('='))
@@ -39,7 +39,7 @@ impl MountEntry {
 }
 
 /// Parse mountinfo text. Lines that do not parse are reported, not fatal.
-pub fn parse(text: &str) -> (Vec<MountEntry>, Vec<String>) {
+pub(crate) fn parse(text: &str) -> (Vec<MountEntry>, Vec<String>) {
     let mut mounts = Vec::new();
     let mut bad = Vec::new();
     for (n, line) in text.lines().enumerate() {
@@ -74,7 +74,7 @@ fn parse_line(line: &str) -> Option<MountEntry> {
 }
 
 /// Undo the kernel's octal escapes (`\040` space, `\011` tab, `\012` newline, `\134` backslash).
-pub fn unescape(s: &str) -> String {
+pub(crate) fn unescape(s: &str) -> String {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -99,7 +99,7 @@ pub fn unescape(s: &str) -> String {
 }
 
 /// Split on commas that are not escaped with a backslash (overlayfs escapes them in paths).
-pub fn split_options(s: &str) -> Vec<&str> {
+pub(crate) fn split_options(s: &str) -> Vec<&str> {
     let mut parts = Vec::new();
     let mut start = 0;
     let bytes = s.as_bytes();
@@ -117,7 +117,7 @@ pub fn split_options(s: &str) -> Vec<&str> {
 /// The mount that holds `path` (absolute, symlinks already resolved): the longest mount point
 /// that is `path` or one of its parents. Of mounts stacked on one point, the last one listed
 /// is the one on top.
-pub fn find<'a>(mounts: &'a [MountEntry], path: &str) -> Option<&'a MountEntry> {
+pub(crate) fn find<'a>(mounts: &'a [MountEntry], path: &str) -> Option<&'a MountEntry> {
     let mut best: Option<&MountEntry> = None;
     for m in mounts {
         if !is_under(path, &m.mount_point) {
@@ -131,7 +131,7 @@ pub fn find<'a>(mounts: &'a [MountEntry], path: &str) -> Option<&'a MountEntry> 
 }
 
 /// Whether `path` is `dir` or below it, comparing whole components.
-pub fn is_under(path: &str, dir: &str) -> bool {
+pub(crate) fn is_under(path: &str, dir: &str) -> bool {
     let dir = dir.trim_end_matches('/');
     if dir.is_empty() {
         return path.starts_with('/');

@@ -5,7 +5,7 @@ use super::mountinfo;
 use super::sysview::SysView;
 use record::{Ci, Runner};
 
-pub fn detect(view: &SysView, label: Option<&str>) -> Runner {
+pub(crate) fn detect(view: &SysView, label: Option<&str>) -> Runner {
     let mut ev: Vec<String> = Vec::new();
     let hostname = view.attr("/proc/sys/kernel/hostname");
     let arch = arch(view, &mut ev);

@@ -9,7 +9,7 @@ use record::storage_rules::FSYNC_OPTIONS;
 use record::{Device, Mount, Storage, StorageClass};
 
 /// Detect the storage under `dir` (an absolute path with symlinks resolved).
-pub fn detect(view: &SysView, dir: &str) -> Storage {
+pub(crate) fn detect(view: &SysView, dir: &str) -> Storage {
     let mut storage = Storage {
         path: dir.to_string(),
         ..Default::default()

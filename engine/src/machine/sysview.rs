@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 #[derive(Clone, Debug)]
-pub struct SysView {
+pub(crate) struct SysView {
     root: PathBuf,
     env: BTreeMap<String, String>,
     live: bool,
@@ -17,7 +17,7 @@ pub struct SysView {
 
 impl SysView {
     /// The running system: `/` and this process's environment.
-    pub fn live() -> SysView {
+    pub(crate) fn live() -> SysView {
         let env = std::env::vars_os()
             .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
             .collect();
@@ -29,7 +29,8 @@ impl SysView {
     }
 
     /// A recorded machine: `dir` stands for `/`, `dir/env` holds the environment.
-    pub fn fixture(dir: &Path) -> SysView {
+    #[cfg(test)]
+    pub(crate) fn fixture(dir: &Path) -> SysView {
         let root = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
         let env = std::fs::read_to_string(root.join("env"))
             .unwrap_or_default()
@@ -46,39 +47,39 @@ impl SysView {
     }
 
     /// Whether this is the running system (syscalls like statfs mean something).
-    pub fn is_live(&self) -> bool {
+    pub(crate) fn is_live(&self) -> bool {
         self.live
     }
 
     /// The real path of a logical absolute path.
-    pub fn path(&self, logical: &str) -> PathBuf {
+    pub(crate) fn path(&self, logical: &str) -> PathBuf {
         self.root.join(logical.trim_start_matches('/'))
     }
 
     /// A file's text, or why it could not be read (naming the logical path).
-    pub fn read(&self, logical: &str) -> Result<String, String> {
+    pub(crate) fn read(&self, logical: &str) -> Result<String, String> {
         std::fs::read_to_string(self.path(logical))
             .map_err(|e| format!("cannot read {logical}: {e}"))
     }
 
     /// A one-line sysfs attribute, trimmed; `None` if missing, unreadable or empty.
-    pub fn attr(&self, logical: &str) -> Option<String> {
+    pub(crate) fn attr(&self, logical: &str) -> Option<String> {
         let text = std::fs::read_to_string(self.path(logical)).ok()?;
         let text = text.trim();
         (!text.is_empty()).then(|| text.to_string())
     }
 
-    pub fn exists(&self, logical: &str) -> bool {
+    pub(crate) fn exists(&self, logical: &str) -> bool {
         self.path(logical).exists()
     }
 
     /// The target of a symlink, as written (usually relative).
-    pub fn read_link(&self, logical: &str) -> Option<PathBuf> {
+    pub(crate) fn read_link(&self, logical: &str) -> Option<PathBuf> {
         std::fs::read_link(self.path(logical)).ok()
     }
 
     /// The logical path with every symlink resolved, or why not.
-    pub fn canonical(&self, logical: &str) -> Result<String, String> {
+    pub(crate) fn canonical(&self, logical: &str) -> Result<String, String> {
         let real = self
             .path(logical)
             .canonicalize()
@@ -94,7 +95,7 @@ impl SysView {
     }
 
     /// Names in a directory, sorted; empty when it cannot be read.
-    pub fn list(&self, logical: &str) -> Vec<String> {
+    pub(crate) fn list(&self, logical: &str) -> Vec<String> {
         let mut names: Vec<String> = std::fs::read_dir(self.path(logical))
             .map(|rd| {
                 rd.filter_map(|e| e.ok()?.file_name().into_string().ok())
@@ -106,7 +107,7 @@ impl SysView {
     }
 
     /// An environment variable, `None` when unset or empty.
-    pub fn env(&self, key: &str) -> Option<&str> {
+    pub(crate) fn env(&self, key: &str) -> Option<&str> {
         self.env
             .get(key)
             .map(String::as_str)
@@ -115,7 +116,7 @@ impl SysView {
 }
 
 /// `a/b/../c` -> `a/c` without touching the filesystem (for sysfs link targets).
-pub fn join_lexically(base: &str, rel: &Path) -> String {
+pub(crate) fn join_lexically(base: &str, rel: &Path) -> String {
     let mut parts: Vec<String> = base
         .split('/')
         .filter(|p| !p.is_empty())

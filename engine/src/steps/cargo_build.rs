@@ -20,7 +20,7 @@ use super::project::Project;
 use super::step::{Prepared, Readiness, Step};
 
 /// The step's id.
-pub const ID: &str = "cargo-build";
+pub(crate) const ID: &str = "cargo-build";
 /// Modules in the generated crate by default: a build of roughly 20-40 s on 2 cores.
 pub const DEFAULT_MODULES: u32 = 48;
 const FUNCTIONS_PER_MODULE: u32 = 40;
@@ -28,7 +28,7 @@ const FUNCTIONS_PER_MODULE: u32 = 40;
 const CARGO_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The step: the project's workspace, or a generated crate of `modules` modules.
-pub struct CargoBuild {
+pub(crate) struct CargoBuild {
     /// The workspace root's Cargo.toml, when there is a Cargo project.
     manifest: Option<PathBuf>,
     root: PathBuf,
@@ -38,7 +38,7 @@ pub struct CargoBuild {
 impl CargoBuild {
     /// `modules`: of the generated crate built when `project` has no Cargo.toml (None: the
     /// default).
-    pub fn new(project: &Project, modules: Option<u32>) -> CargoBuild {
+    pub(crate) fn new(project: &Project, modules: Option<u32>) -> CargoBuild {
         CargoBuild {
             manifest: project.manifest.clone(),
             root: project.root.clone(),
@@ -136,7 +136,7 @@ impl Step for CargoBuild {
 }
 
 /// The `cargo` to run: the one that ran us (`$CARGO`), else from PATH.
-pub fn cargo_program() -> PathBuf {
+pub(crate) fn cargo_program() -> PathBuf {
     std::env::var_os("CARGO")
         .map(PathBuf::from)
         .unwrap_or_else(|| "cargo".into())
@@ -144,7 +144,7 @@ pub fn cargo_program() -> PathBuf {
 
 /// Write the generated crate into `root` (created). Every file is synced, so no dirty pages
 /// from the generation are written back while the build is being timed.
-pub fn generate_crate(root: &Path, modules: u32) -> Result<PathBuf> {
+pub(crate) fn generate_crate(root: &Path, modules: u32) -> Result<PathBuf> {
     let src = root.join("src");
     fs::create_dir_all(&src).with_context(|| format!("cannot create {}", src.display()))?;
     let manifest = root.join("Cargo.toml");
@@ -176,9 +176,9 @@ fn module_source(m: u32) -> String {
     let _ = writeln!(
         s,
         "#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]\n\
-         pub struct Item{m}<T> {{ pub id: u64, pub name: String, pub values: Vec<T> }}\n\n\
+         pub(crate) struct Item{m}<T> {{ pub id: u64, pub name: String, pub values: Vec<T> }}\n\n\
          impl<T: Clone + Into<u64>> Item{m}<T> {{\n    \
-         pub fn score(&self) -> u64 {{ self.values.iter().cloned().map(Into::into).fold(self.id, u64::wrapping_add) }}\n}}\n"
+         pub(crate) fn score(&self) -> u64 {{ self.values.iter().cloned().map(Into::into).fold(self.id, u64::wrapping_add) }}\n}}\n"
     );
     for f in 0..FUNCTIONS_PER_MODULE {
         let _ = writeln!(
@@ -215,7 +215,7 @@ fn write_synced(path: &Path, text: &str) -> Result<()> {
 }
 
 /// `cargo build` of `manifest` into `target_dir`.
-pub fn build_command(manifest: &Path, target_dir: &Path, offline: bool) -> Command {
+pub(crate) fn build_command(manifest: &Path, target_dir: &Path, offline: bool) -> Command {
     let mut cmd = Command::new(cargo_program());
     cmd.arg("build").arg("--manifest-path").arg(manifest);
     if offline {
@@ -233,7 +233,7 @@ pub fn build_command(manifest: &Path, target_dir: &Path, offline: bool) -> Comma
 /// The compiler `build` will run: `rustc --version` with the build's environment and in its
 /// folder (`$RUSTC` if set, as cargo reads it, else `rustc` from PATH; rustup's proxy then
 /// honours a rust-toolchain.toml there). None when it does not answer.
-pub fn rustc_version(build: &Command) -> Option<String> {
+pub(crate) fn rustc_version(build: &Command) -> Option<String> {
     let rustc = build
         .get_envs()
         .find(|(k, _)| *k == "RUSTC")
@@ -256,7 +256,7 @@ pub fn rustc_version(build: &Command) -> Option<String> {
 
 /// Fetch the dependencies before the timed build. Returns a note when it did not work (the
 /// build then may include downloads, or fail offline).
-pub fn prefetch(manifest: &Path) -> Option<String> {
+pub(crate) fn prefetch(manifest: &Path) -> Option<String> {
     let out = Command::new(cargo_program())
         .arg("fetch")
         .arg("--manifest-path")
@@ -282,14 +282,14 @@ pub fn prefetch(manifest: &Path) -> Option<String> {
 /// wrote it where there was none: a project that does not commit its lockfile (a library, say)
 /// must not find a new one after `cargo diskbench` or the GitHub action ran in it. A lockfile
 /// that was there is left as it is (`cargo fetch`/`cargo build` only resolve what is missing).
-pub struct LockfileGuard {
+pub(crate) struct LockfileGuard {
     path: PathBuf,
     existed: bool,
 }
 
 impl LockfileGuard {
     /// `manifest` is the workspace root's `Cargo.toml`: the lockfile lives beside it.
-    pub fn new(manifest: &Path) -> Self {
+    pub(crate) fn new(manifest: &Path) -> Self {
         let path = manifest.with_file_name("Cargo.lock");
         // symlink_metadata: a dangling symlink counts as "there" and is never removed.
         let existed = fs::symlink_metadata(&path).is_ok();

@@ -24,7 +24,7 @@ const TERM_GRACE: Duration = Duration::from_secs(3);
 
 /// What a finished child left behind.
 #[derive(Debug, Default)]
-pub struct Measured {
+pub(crate) struct Measured {
     pub wall_s: f64,
     /// The exit code, when the child exited (rather than being killed by a signal).
     pub exit_code: Option<i32>,
@@ -46,7 +46,7 @@ pub struct Measured {
 }
 
 impl Measured {
-    pub fn succeeded(&self) -> bool {
+    pub(crate) fn succeeded(&self) -> bool {
         self.exit_code == Some(0)
     }
 }
@@ -60,7 +60,7 @@ struct Tail {
 
 /// Run `cmd` to its end (or until Ctrl-C) and measure it. `tail_lines` lines of its output
 /// are kept. Returns `error::interrupted()` when Ctrl-C arrived; the group is gone by then.
-pub fn run_measured(mut cmd: Command, tail_lines: usize) -> Result<Measured> {
+pub(crate) fn run_measured(mut cmd: Command, tail_lines: usize) -> Result<Measured> {
     let (reader, writer) = std::io::pipe().context("cannot create a pipe for the step's output")?;
     let writer2 = writer
         .try_clone()
@@ -312,7 +312,7 @@ fn reap(pid: libc::pid_t) -> Result<(libc::c_int, Rusage)> {
 
 /// Why a short query (`docker version`, `cargo --version`) gave no answer.
 #[derive(Debug)]
-pub enum NoAnswer {
+pub(crate) enum NoAnswer {
     /// The program could not be started (not on PATH, not executable).
     NotStarted(std::io::Error),
     /// It did not exit within the time given; it was killed.
@@ -323,14 +323,14 @@ pub enum NoAnswer {
 
 /// Run a short query with stdin closed and its output captured, killed when it takes longer
 /// than `timeout`: what a step asks before anything is measured, to know whether it can run.
-pub fn answer_within(cmd: Command, timeout: Duration) -> Result<Output, NoAnswer> {
+pub(crate) fn answer_within(cmd: Command, timeout: Duration) -> Result<Output, NoAnswer> {
     answer_within_unless(cmd, timeout, &|| false)
 }
 
 /// [`answer_within`], also given up (killed, `TimedOut`) as soon as `stop` says so: cleanup
 /// after Ctrl-C passes "another signal came", so a daemon that does not answer never holds
 /// the exit beyond a second Ctrl-C.
-pub fn answer_within_unless(
+pub(crate) fn answer_within_unless(
     mut cmd: Command,
     timeout: Duration,
     stop: &dyn Fn() -> bool,

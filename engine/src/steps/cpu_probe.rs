@@ -43,7 +43,7 @@ fn run_until(seed: u64, until: Instant) -> u64 {
 }
 
 /// Units per second on one thread, and in total with `threads` threads.
-pub fn measure(threads: u32) -> CpuReference {
+pub(crate) fn measure(threads: u32) -> CpuReference {
     let threads = threads.max(1);
     // Warm up (frequency ramp, page faults of the code).
     black_box(chunk(1));

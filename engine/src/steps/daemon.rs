@@ -11,7 +11,7 @@ use record::StepIo;
 
 /// The processes that do a daemon's work, by the start of their command names.
 #[derive(Clone, Copy, Debug)]
-pub struct LocalDaemon {
+pub(crate) struct LocalDaemon {
     pub commands: &'static [&'static str],
     /// Whether this process sees them (not when the client talks to a remote daemon).
     pub visible: bool,
@@ -19,7 +19,7 @@ pub struct LocalDaemon {
 
 impl LocalDaemon {
     /// CPU and I/O counters of the daemon's processes now; None when they are not visible.
-    pub fn snapshot(&self) -> Option<DaemonSnapshot> {
+    pub(crate) fn snapshot(&self) -> Option<DaemonSnapshot> {
         if !self.visible {
             return None;
         }
@@ -39,14 +39,14 @@ impl LocalDaemon {
 
 /// CPU and I/O counters of the daemon's processes at one moment.
 #[derive(Clone, Debug, Default)]
-pub struct DaemonSnapshot {
+pub(crate) struct DaemonSnapshot {
     /// pid -> (command, cpu ticks user, cpu ticks sys, io)
     procs: HashMap<u32, (String, u64, u64, StepIo)>,
 }
 
 /// Every process whose command name starts with one of `commands`, as (pid, name): the one
 /// scan of /proc that finds a daemon's processes, for sampling them and for capping them.
-pub fn processes_named(commands: &[&str]) -> std::io::Result<Vec<(u32, String)>> {
+pub(crate) fn processes_named(commands: &[&str]) -> std::io::Result<Vec<(u32, String)>> {
     let mut found = Vec::new();
     for entry in fs::read_dir("/proc")?.flatten() {
         let Some(pid) = entry
@@ -69,7 +69,7 @@ pub fn processes_named(commands: &[&str]) -> std::io::Result<Vec<(u32, String)>>
 
 /// What the daemon's processes did between two snapshots.
 #[derive(Clone, Debug, Default)]
-pub struct DaemonUsage {
+pub(crate) struct DaemonUsage {
     pub user_s: f64,
     pub sys_s: f64,
     pub io: StepIo,
@@ -78,7 +78,7 @@ pub struct DaemonUsage {
 
 /// What the daemon did between `before` and `after`; None when it did nothing seen (no
 /// process of it found).
-pub fn usage(before: &DaemonSnapshot, after: &DaemonSnapshot) -> Option<DaemonUsage> {
+pub(crate) fn usage(before: &DaemonSnapshot, after: &DaemonSnapshot) -> Option<DaemonUsage> {
     let tick = probe::clock_ticks_per_s();
     let mut usage = DaemonUsage::default();
     for (pid, (comm, user, sys, io)) in &after.procs {

@@ -22,14 +22,14 @@ use super::project::Project;
 use super::step::{Prepared, Ran, Readiness, Step};
 
 /// The step's id.
-pub const ID: &str = "docker-build";
+pub(crate) const ID: &str = "docker-build";
 
 /// Default built-in context: 2000 small files and 3 large ones, about 200 MiB.
 pub const DEFAULT_CONTEXT_MIB: u32 = 192;
 /// How long `docker version` may take to answer before the engine counts as absent.
 const ENGINE_TIMEOUT: Duration = Duration::from_secs(15);
 /// Processes that do a local docker daemon's work.
-pub const DAEMON_COMMANDS: [&str; 5] = [
+pub(crate) const DAEMON_COMMANDS: [&str; 5] = [
     "dockerd",
     "containerd",
     "fuse-overlayfs",
@@ -38,7 +38,7 @@ pub const DAEMON_COMMANDS: [&str; 5] = [
 ];
 
 /// Whether a docker engine answers; Err is the reason to skip the step.
-pub fn engine_answers() -> Result<String, String> {
+pub(crate) fn engine_answers() -> Result<String, String> {
     let mut ask = Command::new("docker");
     ask.args(["version", "--format", "{{.Server.Version}}"]);
     let out = match child::answer_within(ask, ENGINE_TIMEOUT) {
@@ -74,7 +74,7 @@ pub fn engine_answers() -> Result<String, String> {
 }
 
 /// The local daemon's processes, not visible when DOCKER_HOST points elsewhere.
-pub fn local_daemon() -> LocalDaemon {
+pub(crate) fn local_daemon() -> LocalDaemon {
     let remote = std::env::var("DOCKER_HOST")
         .is_ok_and(|host| !host.is_empty() && !host.starts_with("unix://"));
     LocalDaemon {
@@ -84,7 +84,7 @@ pub fn local_daemon() -> LocalDaemon {
 }
 
 /// The step: the project's Dockerfile, or a built-in context of `context_mib` MiB.
-pub struct DockerBuild {
+pub(crate) struct DockerBuild {
     project_root: PathBuf,
     context_mib: u32,
 }
@@ -92,7 +92,7 @@ pub struct DockerBuild {
 impl DockerBuild {
     /// `context_mib`: of the built-in context, when the project has no Dockerfile (None: the
     /// default).
-    pub fn new(project: &Project, context_mib: Option<u32>) -> DockerBuild {
+    pub(crate) fn new(project: &Project, context_mib: Option<u32>) -> DockerBuild {
         DockerBuild {
             project_root: project.root.clone(),
             context_mib: context_mib.unwrap_or(DEFAULT_CONTEXT_MIB).max(1),
@@ -179,7 +179,7 @@ impl Step for DockerBuild {
 /// split: an eighth in small files of 1-8 KiB, the rest in three large files. Every layer
 /// from the second instruction on carries the run's label (`run_id`), so the images an
 /// interrupted build leaves untagged are found as this run's.
-pub fn generate_context(root: &Path, total_mib: u32, run_id: &str) -> Result<PathBuf> {
+pub(crate) fn generate_context(root: &Path, total_mib: u32, run_id: &str) -> Result<PathBuf> {
     let mut rng = Xorshift(0x9E37_79B9_7F4A_7C15);
     let small_total = (total_mib as u64 * 1024 * 1024 / 8).max(64 * 1024);
     let mut written = 0u64;
@@ -255,7 +255,7 @@ fn write_random(path: &Path, len: usize, rng: &mut Xorshift) -> Result<()> {
         .with_context(|| format!("cannot sync {}", path.display()))
 }
 
-pub fn build_command(dockerfile: &Path, context: &Path, tag: &str, run_id: &str) -> Command {
+pub(crate) fn build_command(dockerfile: &Path, context: &Path, tag: &str, run_id: &str) -> Command {
     let mut cmd = Command::new("docker");
     cmd.args([
         "build",
@@ -274,12 +274,12 @@ pub fn build_command(dockerfile: &Path, context: &Path, tag: &str, run_id: &str)
 
 /// The label on every image the step builds (and, in the built-in Dockerfile, on every layer
 /// from the second instruction on).
-pub const STEP_LABEL: &str = "diskbench.step=docker-build";
+pub(crate) const STEP_LABEL: &str = "diskbench.step=docker-build";
 /// The label key whose value is one run's id: what a run's cleanup removes by. Two runs on
 /// one daemon (two self-hosted runners on a host, two `steps` runs at once) each remove only
 /// their own; a filter on [`STEP_LABEL`] alone also matched the untagged intermediate images
 /// of a build still running, which then failed with "unknown parent image ID".
-pub const RUN_LABEL: &str = "diskbench.run";
+pub(crate) const RUN_LABEL: &str = "diskbench.run";
 
 /// How long one docker call of the cleanup may take before the daemon counts as not
 /// answering.
@@ -296,7 +296,7 @@ const QUIET_CHECKS: u32 = 3;
 /// [`QUIET_CHECKS`] checks a second apart find nothing of the run (at most
 /// [`INTERRUPTED_BUILD_WAIT`]). Every docker call has a timeout, and a further SIGINT/SIGTERM
 /// ends the wait at once. Returns what was left, with the command that removes it.
-pub fn remove_run_images(tag: &str, run_id: &str) -> Option<String> {
+pub(crate) fn remove_run_images(tag: &str, run_id: &str) -> Option<String> {
     let at_start = record::cancel::signals();
     let interrupted = record::cancel::requested();
     let stop = move || record::cancel::signals() > at_start;

@@ -9,23 +9,22 @@
 //! steps); `--what-if` reruns each step under other conditions ([`what_if`]).
 
 pub mod cargo_build;
-pub mod child;
-pub mod cpu_probe;
-pub mod daemon;
+pub(crate) mod child;
+pub(crate) mod cpu_probe;
+pub(crate) mod daemon;
 pub mod docker_build;
-pub mod options;
-pub mod plan;
-pub mod probe;
-pub mod project;
+pub(crate) mod options;
+pub(crate) mod plan;
+pub(crate) mod probe;
+pub(crate) mod project;
 pub mod sqlite;
-pub mod step;
+pub(crate) mod step;
 pub(crate) mod step_result;
 pub(crate) mod timed_run;
-pub mod user;
-pub mod verdict;
+pub(crate) mod user;
+pub(crate) mod verdict;
 pub mod what_if;
 
 pub use cpu_probe::cpu_reference;
 pub use options::StepsOptions;
 pub use plan::{BUILTIN_IDS, StepEvent, StepPlan, is_builtin, run_steps_with};
-pub use project::{Project, find_project};

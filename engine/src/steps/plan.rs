@@ -89,7 +89,7 @@ impl StepPlan {
     }
 
     /// The ids of the steps, in the order they run.
-    pub fn ids(&self) -> Vec<String> {
+    pub(crate) fn ids(&self) -> Vec<String> {
         self.steps.iter().map(|(s, _)| s.id().to_string()).collect()
     }
 

@@ -12,7 +12,7 @@ use std::path::Path;
 use record::StepIo;
 
 /// Parse the text of a `/proc/<pid>/io` file.
-pub fn parse_proc_io(text: &str) -> Option<StepIo> {
+pub(crate) fn parse_proc_io(text: &str) -> Option<StepIo> {
     let mut io = StepIo::default();
     let mut seen = 0;
     for line in text.lines() {
@@ -39,7 +39,7 @@ pub fn parse_proc_io(text: &str) -> Option<StepIo> {
 }
 
 /// `/proc/<pid>/io` of a process (`"self"` or a pid).
-pub fn read_proc_io(pid: &str) -> Result<StepIo, String> {
+pub(crate) fn read_proc_io(pid: &str) -> Result<StepIo, String> {
     let path = format!("/proc/{pid}/io");
     let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {path}: {e}"))?;
     parse_proc_io(&text).ok_or_else(|| format!("{path}: unexpected format"))
@@ -47,7 +47,7 @@ pub fn read_proc_io(pid: &str) -> Result<StepIo, String> {
 
 /// `after - before`, field by field (saturating: counters never go back, but a pid can be
 /// reused between two reads).
-pub fn io_delta(before: &StepIo, after: &StepIo) -> StepIo {
+pub(crate) fn io_delta(before: &StepIo, after: &StepIo) -> StepIo {
     StepIo {
         read_bytes: after.read_bytes.saturating_sub(before.read_bytes),
         write_bytes: after.write_bytes.saturating_sub(before.write_bytes),
@@ -61,7 +61,7 @@ pub fn io_delta(before: &StepIo, after: &StepIo) -> StepIo {
     }
 }
 
-pub fn io_add(a: &StepIo, b: &StepIo) -> StepIo {
+pub(crate) fn io_add(a: &StepIo, b: &StepIo) -> StepIo {
     StepIo {
         read_bytes: a.read_bytes + b.read_bytes,
         write_bytes: a.write_bytes + b.write_bytes,
@@ -75,16 +75,16 @@ pub fn io_add(a: &StepIo, b: &StepIo) -> StepIo {
 
 /// Machine-wide I/O pressure: cumulative stall totals, microseconds.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Pressure {
+pub(crate) struct Pressure {
     /// Time at least one task was stalled on I/O.
     pub some_us: u64,
     /// Time all non-idle tasks were stalled on I/O at once.
     pub full_us: Option<u64>,
 }
 
-pub const PRESSURE_IO: &str = "/proc/pressure/io";
+pub(crate) const PRESSURE_IO: &str = "/proc/pressure/io";
 
-pub fn parse_pressure(text: &str) -> Option<Pressure> {
+pub(crate) fn parse_pressure(text: &str) -> Option<Pressure> {
     let total = |prefix: &str| -> Option<u64> {
         let line = text.lines().find(|l| l.starts_with(prefix))?;
         line.split_whitespace()
@@ -98,7 +98,7 @@ pub fn parse_pressure(text: &str) -> Option<Pressure> {
     })
 }
 
-pub fn read_pressure() -> Result<Pressure, String> {
+pub(crate) fn read_pressure() -> Result<Pressure, String> {
     let text = std::fs::read_to_string(PRESSURE_IO).map_err(|e| {
         format!("io pressure: cannot read {PRESSURE_IO}: {e} (kernel without CONFIG_PSI, or psi=0)")
     })?;
@@ -107,7 +107,7 @@ pub fn read_pressure() -> Result<Pressure, String> {
 
 /// Fields of `/proc/<pid>/stat` the steps use.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct ProcStat {
+pub(crate) struct ProcStat {
     /// User and system CPU, clock ticks (the process's threads, not its children).
     pub utime_ticks: u64,
     pub stime_ticks: u64,
@@ -115,7 +115,7 @@ pub struct ProcStat {
     pub blkio_ticks: u64,
 }
 
-pub fn parse_proc_stat(text: &str) -> Option<ProcStat> {
+pub(crate) fn parse_proc_stat(text: &str) -> Option<ProcStat> {
     // The command name (field 2) may hold spaces and parentheses: split after the last ')'.
     let rest = &text[text.rfind(')')? + 1..];
     let fields: Vec<&str> = rest.split_whitespace().collect();
@@ -128,18 +128,18 @@ pub fn parse_proc_stat(text: &str) -> Option<ProcStat> {
     })
 }
 
-pub fn read_proc_stat(pid: &str) -> Option<ProcStat> {
+pub(crate) fn read_proc_stat(pid: &str) -> Option<ProcStat> {
     parse_proc_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
 }
 
-pub fn clock_ticks_per_s() -> f64 {
+pub(crate) fn clock_ticks_per_s() -> f64 {
     // SAFETY: sysconf has no memory effects.
     let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
     if t > 0 { t as f64 } else { 100.0 }
 }
 
 /// Whether per-task block-I/O delay accounting is on, and if not, why.
-pub fn delay_accounting() -> Result<(), String> {
+pub(crate) fn delay_accounting() -> Result<(), String> {
     let path = Path::new("/proc/sys/kernel/task_delayacct");
     match std::fs::read_to_string(path) {
         Ok(v) if v.trim() == "1" => Ok(()),
@@ -163,7 +163,7 @@ pub fn delay_accounting() -> Result<(), String> {
 /// than `/proc` is scanned for new ones ([`Self::sample`]), which costs about a millisecond
 /// of CPU per hundred processes.
 #[derive(Debug, Default)]
-pub struct RunQueueSampler {
+pub(crate) struct RunQueueSampler {
     pgid: i32,
     wait_ns: std::collections::HashMap<u64, u64>,
     /// Processes of the group seen by a scan and not yet gone.
@@ -171,7 +171,7 @@ pub struct RunQueueSampler {
 }
 
 impl RunQueueSampler {
-    pub fn new(pgid: i32) -> Self {
+    pub(crate) fn new(pgid: i32) -> Self {
         RunQueueSampler {
             pgid,
             ..Default::default()
@@ -180,7 +180,7 @@ impl RunQueueSampler {
 
     /// Re-read the processes found by earlier scans; forget those gone or no longer in the
     /// group (a reused pid is checked against the group before its tasks are read).
-    pub fn sample_members(&mut self) {
+    pub(crate) fn sample_members(&mut self) {
         let members = std::mem::take(&mut self.members);
         for pid in members {
             let pid_s = pid.to_string();
@@ -196,7 +196,7 @@ impl RunQueueSampler {
     }
 
     /// Read every task of the group once.
-    pub fn sample(&mut self) {
+    pub(crate) fn sample(&mut self) {
         let Ok(procs) = std::fs::read_dir("/proc") else {
             return;
         };
@@ -222,7 +222,7 @@ impl RunQueueSampler {
     }
 
     /// Read one process's tasks (e.g. the zombie leader just before it is reaped).
-    pub fn sample_process(&mut self, pid: &str) {
+    pub(crate) fn sample_process(&mut self, pid: &str) {
         let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
             return;
         };
@@ -244,20 +244,20 @@ impl RunQueueSampler {
     }
 
     /// Total run-queue wait seen, seconds.
-    pub fn total_s(&self) -> f64 {
+    pub(crate) fn total_s(&self) -> f64 {
         self.wait_ns.values().sum::<u64>() as f64 / 1e9
     }
 }
 
 /// Field 5 of `/proc/<pid>/stat`: the process group.
-pub fn parse_pgrp(stat: &str) -> Option<i32> {
+pub(crate) fn parse_pgrp(stat: &str) -> Option<i32> {
     let rest = &stat[stat.rfind(')')? + 1..];
     rest.split_whitespace().nth(2)?.parse().ok()
 }
 
 /// Resource use of a reaped child and everything it reaped, from `wait4`.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Rusage {
+pub(crate) struct Rusage {
     pub user_s: f64,
     pub sys_s: f64,
     pub max_rss_kib: u64,
@@ -265,7 +265,7 @@ pub struct Rusage {
     pub involuntary_switches: u64,
 }
 
-pub fn rusage_from(ru: &libc::rusage) -> Rusage {
+pub(crate) fn rusage_from(ru: &libc::rusage) -> Rusage {
     let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     Rusage {
         user_s: secs(ru.ru_utime),

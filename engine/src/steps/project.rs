@@ -8,14 +8,14 @@ use record::error::usage;
 
 /// The project the steps are about: the Cargo workspace, or the current directory.
 #[derive(Clone, Debug)]
-pub struct Project {
+pub(crate) struct Project {
     pub root: PathBuf,
     /// The workspace root's Cargo.toml, when there is a Cargo project.
     pub manifest: Option<PathBuf>,
 }
 
 /// Find the Cargo workspace from `manifest_path` or the current directory.
-pub fn find_project(manifest_path: Option<&Path>) -> Result<Project> {
+pub(crate) fn find_project(manifest_path: Option<&Path>) -> Result<Project> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let (start, label) = match manifest_path {
         Some(p) => {

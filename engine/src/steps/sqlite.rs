@@ -21,10 +21,10 @@ use record::TestResult;
 use super::step::{Prepared, Ran, Readiness, Step};
 
 /// The step's id.
-pub const ID: &str = "sqlite";
+pub(crate) const ID: &str = "sqlite";
 /// The hidden option of `cargo diskbench steps` that runs the sqlite workload in a child:
 /// `--internal-sqlite-worker DB --sqlite-transactions N`.
-pub const WORKER_FLAG: &str = "--internal-sqlite-worker";
+pub(crate) const WORKER_FLAG: &str = "--internal-sqlite-worker";
 /// Transactions of the sqlite step by default (about 2-5 s on a cloud disk).
 pub const DEFAULT_TRANSACTIONS: u32 = 2000;
 
@@ -34,7 +34,7 @@ const ROWS_PER_TRANSACTION: u32 = 4;
 const READS_PER_TRANSACTION: u32 = 20;
 
 /// The step: [`workload`] in a child, this binary re-executed with [`WORKER_FLAG`].
-pub struct Sqlite {
+pub(crate) struct Sqlite {
     transactions: u32,
     /// Program and leading arguments that reach this binary's `steps` command (None: the
     /// current executable with `diskbench steps`).
@@ -42,7 +42,7 @@ pub struct Sqlite {
 }
 
 impl Sqlite {
-    pub fn new(transactions: Option<u32>, worker_command: Option<Vec<OsString>>) -> Sqlite {
+    pub(crate) fn new(transactions: Option<u32>, worker_command: Option<Vec<OsString>>) -> Sqlite {
         Sqlite {
             transactions: transactions.unwrap_or(DEFAULT_TRANSACTIONS).max(1),
             worker_command,

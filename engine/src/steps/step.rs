@@ -18,7 +18,7 @@ use super::child::Measured;
 use super::daemon::{DaemonUsage, LocalDaemon};
 
 /// One build step.
-pub trait Step {
+pub(crate) trait Step {
     /// The id: in the record, in `--only`, in the progress lines.
     fn id(&self) -> &str;
 
@@ -48,17 +48,17 @@ pub trait Step {
 
 /// Whether a step can run here.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Readiness {
+pub(crate) enum Readiness {
     Ready,
     /// It cannot, for this reason (no docker engine answers): recorded as skipped.
     Skip(String),
 }
 
 /// Undone after a run whatever happened; a note when it could not be (an image left).
-pub type Cleanup = Box<dyn FnOnce() -> Option<String>>;
+pub(crate) type Cleanup = Box<dyn FnOnce() -> Option<String>>;
 
 /// One run of a step, made ready by [`Step::prepare`].
-pub struct Prepared {
+pub(crate) struct Prepared {
     /// What the record calls this run ("cold cargo build of a generated crate (48 modules)").
     pub name: String,
     /// The program the run times.
@@ -74,7 +74,7 @@ pub struct Prepared {
 }
 
 impl Prepared {
-    pub fn new(name: String, command: Command) -> Prepared {
+    pub(crate) fn new(name: String, command: Command) -> Prepared {
         Prepared {
             name,
             command,
@@ -89,7 +89,7 @@ impl Prepared {
 /// A run's figures: the step's process tree and, when a local daemon did part of the work,
 /// what the daemon's processes did meanwhile.
 #[derive(Debug, Default)]
-pub struct Ran {
+pub(crate) struct Ran {
     pub measured: Measured,
     pub daemon: Option<DaemonUsage>,
 }

@@ -10,7 +10,7 @@ use super::step::Ran;
 use super::verdict::{self, DiskFigures, StepSignals};
 
 /// What a step's runs are judged against: this disk's figures and this machine's CPUs.
-pub struct Yardstick<'a> {
+pub(crate) struct Yardstick<'a> {
     /// This disk's columns (from the same run or the newest record; may be empty).
     pub columns: &'a [TestResult],
     pub disk: DiskFigures,
@@ -55,7 +55,7 @@ fn exit_status(m: &Measured) -> (StepStatus, Option<String>) {
 
 impl Yardstick<'_> {
     /// The result of a run named `name` that ran `command`; `notes` are the step's own.
-    pub fn result(
+    pub(crate) fn result(
         &self,
         id: &str,
         name: String,
@@ -141,7 +141,7 @@ impl Yardstick<'_> {
 }
 
 /// The result of a step that did not run, with the reason.
-pub fn skipped(id: &str, name: String, reason: String) -> StepResult {
+pub(crate) fn skipped(id: &str, name: String, reason: String) -> StepResult {
     StepResult {
         id: id.into(),
         name,

@@ -19,10 +19,10 @@ use super::what_if::options::{Condition, WhatIfOptions};
 use super::what_if::setup::{Setup, Undone};
 
 /// Lines of output kept for a failed step.
-pub const OUTPUT_TAIL_LINES: usize = 20;
+pub(crate) const OUTPUT_TAIL_LINES: usize = 20;
 
 /// What every run of the steps shares.
-pub struct RunContext<'a> {
+pub(crate) struct RunContext<'a> {
     pub yardstick: Yardstick<'a>,
     pub what_if: Option<&'a WhatIfOptions>,
 }
@@ -30,7 +30,7 @@ pub struct RunContext<'a> {
 /// One run of `step` under `condition` in a fresh work folder under `scratch` (on a tmpfs for
 /// the memory condition), which is removed afterwards whatever happened. Returns the step's
 /// result and the run's figures for the experiments.
-pub fn run_in_work(
+pub(crate) fn run_in_work(
     ctx: &RunContext,
     step: &dyn Step,
     scratch: &Path,

@@ -25,19 +25,19 @@ use super::step::{Prepared, Readiness, Step};
 
 /// One user step: run as `sh -c RUN` in the project directory.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct UserStep {
+pub(crate) struct UserStep {
     pub id: String,
     pub name: Option<String>,
     pub run: String,
 }
 
-pub const CONFIG_FILE: &str = "diskbench.toml";
+pub(crate) const CONFIG_FILE: &str = "diskbench.toml";
 /// The environment variable that gives user steps a scratch folder under `--dir`.
-pub const SCRATCH_ENV: &str = "DISKBENCH_SCRATCH";
+pub(crate) const SCRATCH_ENV: &str = "DISKBENCH_SCRATCH";
 
 /// A user step as it runs: `sh -c RUN` in the project's root, with [`SCRATCH_ENV`] naming
 /// its work folder.
-pub struct UserCommand {
+pub(crate) struct UserCommand {
     pub step: UserStep,
     pub project_root: PathBuf,
 }
@@ -70,7 +70,7 @@ impl Step for UserCommand {
 
 /// Read the steps from `cargo_toml` (the workspace root manifest, if any) and from
 /// `diskbench.toml` in `project_dir`. `reserved` are the built-in step ids.
-pub fn load(
+pub(crate) fn load(
     cargo_toml: Option<&Path>,
     project_dir: &Path,
     reserved: &[&str],
@@ -144,7 +144,7 @@ const MAX_MEMBER_MANIFEST_BYTES: u64 = 1 << 20;
 /// One warning per workspace member whose Cargo.toml holds a `[package.metadata.diskbench]`
 /// table, which is not read: it names the file and where to move the table. `table` is the
 /// workspace root manifest `manifest`, already parsed.
-pub fn ignored_member_tables(manifest: &Path, table: &Table) -> Vec<String> {
+pub(crate) fn ignored_member_tables(manifest: &Path, table: &Table) -> Vec<String> {
     let Some(workspace) = table.get("workspace").and_then(Value::as_table) else {
         return Vec::new();
     };
@@ -284,7 +284,7 @@ fn type_name(v: &Value) -> &'static str {
 }
 
 /// Parse one `diskbench` table (`prefix` names it in messages).
-pub fn parse_section(file: &Path, prefix: &str, section: &Value) -> Result<Vec<UserStep>> {
+pub(crate) fn parse_section(file: &Path, prefix: &str, section: &Value) -> Result<Vec<UserStep>> {
     let bad = |key: String, problem: String| usage(format!("{}: {key}: {problem}", file.display()));
     let Value::Table(table) = section else {
         return Err(bad(

@@ -34,42 +34,42 @@
 use record::{Bound, StepIo, TestResult};
 
 /// Below this, start-up noise dominates and no verdict is given.
-pub const MIN_WALL_S: f64 = 0.2;
+pub(crate) const MIN_WALL_S: f64 = 0.2;
 /// Share of wall time stalled on I/O from which the disk is said to matter.
-pub const STALL_HIGH: f64 = 0.30;
+pub(crate) const STALL_HIGH: f64 = 0.30;
 /// Share of wall time with a core busy from which the step is said to be CPU-bound.
-pub const CPU_HIGH: f64 = 0.60;
+pub(crate) const CPU_HIGH: f64 = 0.60;
 /// Share of wall time with a core busy from which a machine-wide stall is not the step's own
 /// (unless its own traffic would take at least [`BANDWIDTH_LOW`] of the time at disk speed).
-pub const CPU_SATURATED: f64 = 0.90;
+pub(crate) const CPU_SATURATED: f64 = 0.90;
 /// Bandwidth share (bytes at this disk's sequential speed / wall) from which it is bandwidth.
-pub const BANDWIDTH_HIGH: f64 = 0.50;
+pub(crate) const BANDWIDTH_HIGH: f64 = 0.50;
 /// Bandwidth share under which a stalled step is said to wait on per-operation latency.
-pub const BANDWIDTH_LOW: f64 = 0.25;
+pub(crate) const BANDWIDTH_LOW: f64 = 0.25;
 /// Without the disk's figures: average bytes per read/write call from which I/O is "large".
-pub const LARGE_IO_BYTES: f64 = 64.0 * 1024.0;
+pub(crate) const LARGE_IO_BYTES: f64 = 64.0 * 1024.0;
 /// Voluntary switches per second from which a step is a chain of short blocking waits...
-pub const BLOCKS_PER_S: f64 = 100.0;
+pub(crate) const BLOCKS_PER_S: f64 = 100.0;
 /// ...when it also uses at most this much CPU between two blocks: well above a chain of syncs
 /// (the sqlite step), below a compile even on a busy machine, where its waits on its own tasks
 /// multiply (content/verdicts.md, "Why these thresholds"; the observations are recorded in
 /// docs/benchmarks/2026-12-01-dev-vm/verdict-signals.md).
-pub const CPU_PER_BLOCK_S: f64 = 0.0003;
+pub(crate) const CPU_PER_BLOCK_S: f64 = 0.0003;
 // ...and moves less than LARGE_IO_BYTES per call.
 /// A step that moved less than this to or from storage is not judged disk-bound from the
 /// machine-wide stall figure (PSI sees every process's I/O).
-pub const MIN_STORAGE_BYTES: u64 = 1 << 20;
+pub(crate) const MIN_STORAGE_BYTES: u64 = 1 << 20;
 /// At most this share of the wall time is discounted as waiting for a CPU: high enough that a
 /// compile on a crowded machine, which gets a small share of a core per wall second, is not
 /// read as idle (docs/benchmarks/2026-12-01-dev-vm/verdict-signals.md); at 0.95 a step needs
 /// 0.03 s of CPU per wall second.
-pub const MAX_CPU_WAIT_SHARE: f64 = 0.95;
+pub(crate) const MAX_CPU_WAIT_SHARE: f64 = 0.95;
 /// From this share of waiting for a CPU on, the verdict says the shares are of the rest.
-pub const CPU_WAIT_MENTION: f64 = 0.10;
+pub(crate) const CPU_WAIT_MENTION: f64 = 0.10;
 
 /// A step's own signals.
 #[derive(Clone, Debug, Default)]
-pub struct StepSignals {
+pub(crate) struct StepSignals {
     pub wall_s: f64,
     /// User + system CPU of the step's tree (and any daemon counted with it).
     pub cpu_s: f64,
@@ -87,13 +87,13 @@ pub struct StepSignals {
 
 /// This disk's sequential figures, from the same record or the newest one for this machine.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct DiskFigures {
+pub(crate) struct DiskFigures {
     pub seq_read_mib_s: Option<f64>,
     pub seq_write_mib_s: Option<f64>,
 }
 
 impl DiskFigures {
-    pub fn from_columns(columns: &[TestResult]) -> DiskFigures {
+    pub(crate) fn from_columns(columns: &[TestResult]) -> DiskFigures {
         let mib_s = |id: &str| {
             columns
                 .iter()
@@ -107,13 +107,13 @@ impl DiskFigures {
         }
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.seq_read_mib_s.is_none() && self.seq_write_mib_s.is_none()
     }
 }
 
 #[derive(Clone, Debug, PartialEq)]
-pub struct Verdict {
+pub(crate) struct Verdict {
     pub bound: Bound,
     pub why: String,
 }
@@ -246,7 +246,7 @@ fn size(bytes: f64) -> String {
 }
 
 /// Judge one step. `disk` may be empty (no columns for this disk): the verdict says so.
-pub fn judge(s: &StepSignals, disk: &DiskFigures) -> Verdict {
+pub(crate) fn judge(s: &StepSignals, disk: &DiskFigures) -> Verdict {
     if s.wall_s.is_nan() || s.wall_s < MIN_WALL_S {
         return Verdict {
             bound: Bound::Unknown,

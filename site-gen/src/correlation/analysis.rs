@@ -5,14 +5,14 @@
 use record::{Bound, ColumnId, StorageClass};
 
 /// Fewer runners than this and no call is made.
-pub const MIN_RUNNERS: usize = 5;
+pub(crate) const MIN_RUNNERS: usize = 5;
 /// Whole-second timings are too coarse when one second is more than this share of the step's
 /// median time: the ranks would mostly order rounding.
-pub const MAX_RESOLUTION_SHARE: f64 = 0.10;
+pub(crate) const MAX_RESOLUTION_SHARE: f64 = 0.10;
 
 /// What a step's time is ranked against.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Figure {
+pub(crate) enum Figure {
     Column(ColumnId),
     CpuSingle,
     CpuMulti,
@@ -20,18 +20,18 @@ pub enum Figure {
 
 /// What a figure stands for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Family {
+pub(crate) enum Family {
     Latency,
     Bandwidth,
     Cpu,
 }
 
-pub fn is_latency_column(c: ColumnId) -> bool {
+pub(crate) fn is_latency_column(c: ColumnId) -> bool {
     matches!(c, ColumnId::Qd1Read | ColumnId::SyncWrite)
 }
 
 impl Figure {
-    pub const ALL: [Figure; 8] = [
+    pub(crate) const ALL: [Figure; 8] = [
         Figure::Column(ColumnId::SeqRead),
         Figure::Column(ColumnId::SeqWrite),
         Figure::Column(ColumnId::RandRead),
@@ -43,7 +43,7 @@ impl Figure {
     ];
 
     /// The id used in `data/steps.json`: a column id, `cpu-single` or `cpu-multi`.
-    pub fn id(self) -> &'static str {
+    pub(crate) fn id(self) -> &'static str {
         match self {
             Figure::Column(c) => c.as_str(),
             Figure::CpuSingle => "cpu-single",
@@ -51,7 +51,7 @@ impl Figure {
         }
     }
 
-    pub fn title(self) -> &'static str {
+    pub(crate) fn title(self) -> &'static str {
         match self {
             Figure::Column(c) => c.title(),
             Figure::CpuSingle => "CPU, one thread",
@@ -59,7 +59,7 @@ impl Figure {
         }
     }
 
-    pub fn family(self) -> Family {
+    pub(crate) fn family(self) -> Family {
         match self {
             Figure::Column(c) if is_latency_column(c) => Family::Latency,
             Figure::Column(_) => Family::Bandwidth,
@@ -67,14 +67,14 @@ impl Figure {
         }
     }
 
-    pub fn is_cpu(self) -> bool {
+    pub(crate) fn is_cpu(self) -> bool {
         self.family() == Family::Cpu
     }
 }
 
 /// What a step follows across runners (the `follows` of `data/steps.json`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Follows {
+pub(crate) enum Follows {
     Latency,
     Bandwidth,
     Cpu,
@@ -85,7 +85,7 @@ pub enum Follows {
 }
 
 impl Follows {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Follows::Latency => "latency",
             Follows::Bandwidth => "bandwidth",
@@ -106,13 +106,13 @@ impl Follows {
 
 /// How the call was made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum By {
+pub(crate) enum By {
     Experiment,
     Correlation,
 }
 
 impl By {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             By::Experiment => "experiment",
             By::Correlation => "correlation",
@@ -122,7 +122,7 @@ impl By {
 
 /// Why no call was made from the correlations.
 #[derive(Clone, Debug, PartialEq)]
-pub enum NoCall {
+pub(crate) enum NoCall {
     /// Fewer than [`MIN_RUNNERS`] runners have the step's time and figures.
     TooFewRunners { n: usize },
     /// Every column's figure is about the same on every runner (within the tie tolerance).
@@ -150,7 +150,7 @@ pub struct Point {
 
 /// One step against one figure across runners.
 #[derive(Clone, Debug)]
-pub struct Link {
+pub(crate) struct Link {
     pub figure: Figure,
     /// Runners with both the figure and the step's time.
     pub points: Vec<Point>,
@@ -170,7 +170,7 @@ pub struct Link {
 
 impl Link {
     /// Whether the controlled link is clear: the interval lies entirely below zero.
-    pub fn clear(&self) -> bool {
+    pub(crate) fn clear(&self) -> bool {
         self.interval.is_some_and(|i| i.hi < 0.0) && self.rho_controlled.is_some_and(|r| r < 0.0)
     }
 }
@@ -178,7 +178,7 @@ impl Link {
 /// Two runners on the same CPU level (both CPU figures within the tie tolerance) and
 /// different disks.
 #[derive(Clone, Debug, PartialEq)]
-pub struct DiskOnlyPair {
+pub(crate) struct DiskOnlyPair {
     pub disk: ColumnId,
     /// (label, class, disk figure, step time) of the runner with the better disk first.
     pub better: (String, StorageClass, f64, f64),
@@ -186,18 +186,18 @@ pub struct DiskOnlyPair {
 }
 
 /// At least this ratio between two runners' disk figures makes them a pair "differing in disk".
-pub const PAIR_DISK_RATIO: f64 = 2.0;
+pub(crate) const PAIR_DISK_RATIO: f64 = 2.0;
 
 /// A verdict by experiment on one runner, which outranks the correlations.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Experiment {
+pub(crate) struct Experiment {
     pub runner: String,
     pub bound: Bound,
     pub why: String,
 }
 
 #[derive(Clone, Debug)]
-pub struct StepAnalysis {
+pub(crate) struct StepAnalysis {
     pub id: String,
     pub name: String,
     /// The job the step belongs to: `cargo-diskbench` for this tool's steps, else the
@@ -235,7 +235,7 @@ pub struct StepAnalysis {
 }
 
 impl StepAnalysis {
-    pub fn link(&self, f: Figure) -> Option<&Link> {
+    pub(crate) fn link(&self, f: Figure) -> Option<&Link> {
         self.links.iter().find(|l| l.figure == f)
     }
 }

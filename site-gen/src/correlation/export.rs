@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use super::{Figure, StepAnalysis, rank};
 
-pub const SCHEMA: &str = "diskbench.site-steps/1";
+pub(crate) const SCHEMA: &str = "diskbench.site-steps/1";
 
 /// Rounded to 4 decimals: enough for a correlation, stable across platforms' last bits.
 fn round4(v: f64) -> f64 {
@@ -16,7 +16,7 @@ fn opt(v: Option<f64>) -> Value {
     v.map(|v| json!(round4(v))).unwrap_or(Value::Null)
 }
 
-pub fn steps_json(steps: &[StepAnalysis]) -> Value {
+pub(crate) fn steps_json(steps: &[StepAnalysis]) -> Value {
     json!({
         "schema": SCHEMA,
         "method": {

@@ -87,12 +87,12 @@ fn shape(out: &mut String, kind: &str, x: f64, y: f64, colour: &str) {
 
 /// Whether a figure can go on a plot's axis: finite and inside the range every chart of the
 /// site keeps to ([`crate::charts::PLOT_MIN`]..=[`crate::charts::PLOT_MAX`]).
-pub fn plottable(x: f64) -> bool {
+pub(crate) fn plottable(x: f64) -> bool {
     x.is_finite() && (crate::charts::PLOT_MIN..=crate::charts::PLOT_MAX).contains(&x)
 }
 
 /// How many of `points` a scatter leaves out (absurd figures or times).
-pub fn left_out(points: &[Point]) -> usize {
+pub(crate) fn left_out(points: &[Point]) -> usize {
     points
         .iter()
         .filter(|p| !(plottable(p.x) && p.time_s.is_finite() && p.time_s >= 0.0 && p.time_s < 1e9))

@@ -9,28 +9,28 @@ use record::random::FastRng;
 
 /// Figures closer than this (relative to the smallest of a group) are tied: runs of one runner
 /// spread about that much, so a finer order between two runners is noise, not a ranking.
-pub const TIE_TOLERANCE: f64 = 0.10;
+pub(crate) const TIE_TOLERANCE: f64 = 0.10;
 /// Resamples per bootstrap interval.
-pub const RESAMPLES: usize = 1000;
+pub(crate) const RESAMPLES: usize = 1000;
 /// How many links of one step can make a call: the six columns and the two CPU figures.
-pub const FIGURES_TESTED: usize = 8;
+pub(crate) const FIGURES_TESTED: usize = 8;
 /// The confidence that no call at all is a false one, across a step's figures together.
-pub const FAMILY_COVERAGE: f64 = 0.95;
+pub(crate) const FAMILY_COVERAGE: f64 = 0.95;
 /// Each interval's coverage: the call takes the best of up to [`FIGURES_TESTED`] links, so
 /// each interval is widened as Bonferroni says (1 - 0.05 / 8 = 99.375%), or noise would be
 /// called a link in about one step in five (measured on independent generated figures: 20% at
 /// 6 runners, 10% at 14, with 95% intervals).
-pub const COVERAGE: f64 = 1.0 - (1.0 - FAMILY_COVERAGE) / FIGURES_TESTED as f64;
+pub(crate) const COVERAGE: f64 = 1.0 - (1.0 - FAMILY_COVERAGE) / FIGURES_TESTED as f64;
 /// Below this share of resamples where the statistic is defined (a resample can draw runners
 /// whose figure and CPU rank alike, or whose times all rank as the CPU does), no interval is
 /// given: the defined ones would be a selected subset.
-pub const MIN_DEFINED_SHARE: f64 = 0.8;
+pub(crate) const MIN_DEFINED_SHARE: f64 = 0.8;
 /// The fixed seed: the same data always gives the same intervals.
-pub const SEED: u64 = 0x5eed_d15c_be9c_0010;
+pub(crate) const SEED: u64 = 0x5eed_d15c_be9c_0010;
 
 /// Each value replaced by its group on the tie grid: sorted, a new group starts where a value
 /// is more than `tol` above the first value of the current group.
-pub fn tie_levels(values: &[f64], tol: f64) -> Vec<f64> {
+pub(crate) fn tie_levels(values: &[f64], tol: f64) -> Vec<f64> {
     let mut idx: Vec<usize> = (0..values.len()).collect();
     idx.sort_by(|&a, &b| values[a].total_cmp(&values[b]));
     let mut out = vec![0.0; values.len()];
@@ -51,7 +51,7 @@ pub fn tie_levels(values: &[f64], tol: f64) -> Vec<f64> {
 }
 
 /// How many distinct groups the tie grid makes of `values`.
-pub fn distinct_levels(values: &[f64], tol: f64) -> usize {
+pub(crate) fn distinct_levels(values: &[f64], tol: f64) -> usize {
     tie_levels(values, tol)
         .into_iter()
         .fold(0.0f64, f64::max)
@@ -126,7 +126,7 @@ fn weighted_pearson(a: &[f64], b: &[f64], counts: &[u32]) -> Option<f64> {
 
 /// The partial correlation of t and x with z held fixed, from the three pairwise ones. None
 /// where it is not defined: z ranks exactly as t or as x (nothing is left to relate).
-pub fn partial_from(r_tx: f64, r_tz: f64, r_xz: f64) -> Option<f64> {
+pub(crate) fn partial_from(r_tx: f64, r_tz: f64, r_xz: f64) -> Option<f64> {
     let d = (1.0 - r_tz * r_tz) * (1.0 - r_xz * r_xz);
     if d < 1e-9 {
         return None;
@@ -135,7 +135,7 @@ pub fn partial_from(r_tx: f64, r_tz: f64, r_xz: f64) -> Option<f64> {
 }
 
 /// Runners' values for a rank analysis: the step time and one or two figures.
-pub struct RankSample {
+pub(crate) struct RankSample {
     t: Ranker,
     x: Ranker,
     z: Option<Ranker>,
@@ -144,7 +144,7 @@ pub struct RankSample {
 
 /// A bootstrap interval and how much of the resampling it rests on.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Interval {
+pub(crate) struct Interval {
     pub lo: f64,
     pub hi: f64,
 }
@@ -152,14 +152,14 @@ pub struct Interval {
 /// What the bootstrap gave: the interval (None when too few resamples were defined) and the
 /// share of resamples in which the statistic was defined.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Bootstrap {
+pub(crate) struct Bootstrap {
     pub interval: Option<Interval>,
     pub defined_share: f64,
 }
 
 impl RankSample {
     /// `t`, `x` and (optionally) `z` must have the same length, one entry per runner.
-    pub fn new(t: &[f64], x: &[f64], z: Option<&[f64]>) -> RankSample {
+    pub(crate) fn new(t: &[f64], x: &[f64], z: Option<&[f64]>) -> RankSample {
         RankSample {
             t: Ranker::new(t),
             x: Ranker::new(x),
@@ -169,14 +169,14 @@ impl RankSample {
     }
 
     /// Spearman's rho of t and x (z ignored).
-    pub fn rho(&self) -> Option<f64> {
+    pub(crate) fn rho(&self) -> Option<f64> {
         let counts = vec![1; self.n];
         let mut buf = Buffers::new(self.n);
         self.stat(&counts, &mut buf, false)
     }
 
     /// The partial rank correlation of t and x with z held fixed (rho if there is no z).
-    pub fn rho_controlled(&self) -> Option<f64> {
+    pub(crate) fn rho_controlled(&self) -> Option<f64> {
         let counts = vec![1; self.n];
         let mut buf = Buffers::new(self.n);
         self.stat(&counts, &mut buf, true)
@@ -199,7 +199,7 @@ impl RankSample {
 
     /// Percentile bootstrap over runners of the controlled rho: `resamples` draws of n runners
     /// with replacement from a fixed seed.
-    pub fn bootstrap(&self, resamples: usize, seed: u64) -> Bootstrap {
+    pub(crate) fn bootstrap(&self, resamples: usize, seed: u64) -> Bootstrap {
         let mut rng = FastRng::new(seed);
         let mut counts = vec![0u32; self.n];
         let mut buf = Buffers::new(self.n);

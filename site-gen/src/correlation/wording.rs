@@ -6,19 +6,19 @@ use crate::correlation::rank::TIE_TOLERANCE;
 use crate::stats::fmt_s;
 
 /// A conclusion (plain text; the page escapes it).
-pub struct Wording {
+pub(crate) struct Wording {
     pub text: String,
 }
 
 /// "−0.98": a correlation as people read it (a real minus sign, two decimals).
-pub fn fmt_rho(r: f64) -> String {
+pub(crate) fn fmt_rho(r: f64) -> String {
     let s = format!("{r:.2}");
     let s = if s == "-0.00" { "0.00".to_string() } else { s };
     s.replace('-', "−")
 }
 
 /// "−1.00 to −0.95" or a reason there is none.
-pub fn fmt_interval(l: &Link) -> String {
+pub(crate) fn fmt_interval(l: &Link) -> String {
     match l.interval {
         Some(i) => format!("{} to {}", fmt_rho(i.lo), fmt_rho(i.hi)),
         None if l.rho_controlled.is_some() => format!(
@@ -30,7 +30,7 @@ pub fn fmt_interval(l: &Link) -> String {
 }
 
 /// What a call means, in a few words.
-pub fn what(f: Follows) -> &'static str {
+pub(crate) fn what(f: Follows) -> &'static str {
     match f {
         Follows::Latency => "latency (one I/O at a time: QD1 reads, synced writes)",
         Follows::Bandwidth => "bandwidth (sequential, or random at depth)",
@@ -41,7 +41,7 @@ pub fn what(f: Follows) -> &'static str {
 }
 
 /// A figure inside a sentence: "sequential write", "QD1 read", "the all-threads CPU score".
-pub fn phrase(f: Figure) -> String {
+pub(crate) fn phrase(f: Figure) -> String {
     match f {
         Figure::Column(c) if c == record::ColumnId::Qd1Read => c.title().into(),
         Figure::Column(c) => c.title().to_lowercase(),
@@ -95,7 +95,7 @@ fn other_side(a: &StepAnalysis, deciding: Figure) -> Option<&Link> {
 const SETTLE: &str =
     "More runners, or a pair of runners that differ in disk only (same CPU), would settle it.";
 
-pub fn conclusion(a: &StepAnalysis) -> Wording {
+pub(crate) fn conclusion(a: &StepAnalysis) -> Wording {
     let name = &a.name;
     let published = if a.imported_runners > 0 {
         format!(
@@ -259,7 +259,8 @@ fn correlation_sentence(a: &StepAnalysis) -> String {
 
 /// A Markdown table of steps' links (step, figure, ρ, held fixed, ρ held fixed, interval, n),
 /// as the methodology page quotes the node example; a test keeps the page equal to it.
-pub fn markdown_table(steps: &[&StepAnalysis]) -> String {
+#[cfg(test)]
+pub(crate) fn markdown_table(steps: &[&StepAnalysis]) -> String {
     let mut out = format!(
         "| step | figure | ρ | held fixed | ρ, held fixed | {:.1}% interval | n | call |\n|---|---|---|---|---|---|---|---|\n",
         super::rank::COVERAGE * 100.0

@@ -16,7 +16,7 @@ pub struct CapTarget {
 
 /// The disks under `dir` (through partitions, device-mapper, md and loop), or why caps
 /// cannot reach it (tmpfs, a network filesystem, ...).
-pub fn devices_under(dir: &Path) -> Result<Vec<DevNum>, String> {
+pub(crate) fn devices_under(dir: &Path) -> Result<Vec<DevNum>, String> {
     let (_, storage) = crate::machine::detect(dir, None);
     let fs = storage
         .overlay_upper
@@ -71,7 +71,7 @@ pub fn capped_group(target: &CapTarget, caps: &IoCaps) -> anyhow::Result<CapGrou
 /// hierarchy's root is moved into `group` (capping the root would cap the whole machine);
 /// one in a cgroup of its own gets the caps there, its previous limits kept to write back.
 /// Both are undone when `group` closes. Returns what was done, for the step's notes.
-pub fn cap_daemon(
+pub(crate) fn cap_daemon(
     group: &mut CapGroup,
     target: &CapTarget,
     caps: &IoCaps,

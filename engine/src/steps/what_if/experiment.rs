@@ -15,7 +15,7 @@ use crate::steps::timed_run::{RunContext, run_in_work};
 
 /// The what-if conditions of `step`, after its normal run (`first`). `progress` hears each
 /// condition as it starts (`sqlite (memory)`).
-pub fn run(
+pub(crate) fn run(
     ctx: &RunContext,
     w: &WhatIfOptions,
     step: &dyn Step,

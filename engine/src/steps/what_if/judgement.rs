@@ -8,20 +8,20 @@ use super::options::MIB;
 
 /// A cap has slowed a step when its time grew by more than this share or the normal runs'
 /// own spread, whichever is larger: a shared machine's noise is not an effect.
-pub const NOISE_FLOOR: f64 = 0.25;
+pub(crate) const NOISE_FLOOR: f64 = 0.25;
 /// ...and by at least this many seconds (a 10 ms step doubling is start-up noise).
-pub const MIN_EFFECT_S: f64 = 0.05;
+pub(crate) const MIN_EFFECT_S: f64 = 0.05;
 /// When both caps slowed a step, one explains it alone when its extra time is this many
 /// times the other's.
-pub const DOMINANCE: f64 = 3.0;
+pub(crate) const DOMINANCE: f64 = 3.0;
 /// A capped run's extra time counts as the cap's only when the I/O the cap saw could have
 /// cost at least this share of it (see [`cap_cost_s`]); the rest is a shared machine's noise.
-pub const MIN_CAP_COST_SHARE: f64 = 0.25;
+pub(crate) const MIN_CAP_COST_SHARE: f64 = 0.25;
 /// With neither cap mattering, a step busy on a CPU for this share of its time is cpu-bound.
-pub const CPU_SHARE: f64 = 0.5;
+pub(crate) const CPU_SHARE: f64 = 0.5;
 
 /// The median of `runs` by wall time (the upper one of an even count), with the spread.
-pub fn summarise(id: &str, caps: Option<IoCaps>, runs: &[Run]) -> WhatIfCondition {
+pub(crate) fn summarise(id: &str, caps: Option<IoCaps>, runs: &[Run]) -> WhatIfCondition {
     let mut order: Vec<usize> = (0..runs.len()).collect();
     order.sort_by(|a, b| runs[*a].wall_s.total_cmp(&runs[*b].wall_s));
     let Some(&mid) = order.get(runs.len() / 2) else {
@@ -73,7 +73,7 @@ pub fn summarise(id: &str, caps: Option<IoCaps>, runs: &[Run]) -> WhatIfConditio
 
 /// One run of a step under one condition.
 #[derive(Clone, Debug, Default)]
-pub struct Run {
+pub(crate) struct Run {
     pub wall_s: f64,
     pub user_s: f64,
     pub sys_s: f64,
@@ -116,7 +116,7 @@ fn caps_text(caps: &IoCaps) -> String {
 /// each at the capped rate, one after the other. A cap that let 26 reads through at 1000 per
 /// second cost at most 26 ms, however much slower the run happened to be. None without the
 /// cgroup's counters.
-pub fn cap_cost_s(c: &WhatIfCondition) -> Option<f64> {
+pub(crate) fn cap_cost_s(c: &WhatIfCondition) -> Option<f64> {
     let (caps, io) = (c.caps.as_ref()?, c.cgroup_io.as_ref()?);
     let part =
         |n: u64, rate: Option<u64>| rate.filter(|r| *r > 0).map_or(0.0, |r| n as f64 / r as f64);
@@ -130,7 +130,10 @@ pub fn cap_cost_s(c: &WhatIfCondition) -> Option<f64> {
 
 /// The verdict by experiment: which cap slowed the step beyond the noise, and by how much.
 /// Sets each condition's `ratio` against the baseline.
-pub fn judge(baseline: &WhatIfCondition, conditions: &mut [WhatIfCondition]) -> (Bound, String) {
+pub(crate) fn judge(
+    baseline: &WhatIfCondition,
+    conditions: &mut [WhatIfCondition],
+) -> (Bound, String) {
     if baseline.status != StepStatus::Ok || baseline.wall_s <= 0.0 {
         return (
             Bound::Unknown,

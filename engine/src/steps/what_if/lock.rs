@@ -17,7 +17,7 @@ use crate::cgroup::Hierarchy;
 /// hierarchy cannot cap the host's daemon either. The lock is held until this process exits
 /// (the kernel drops it then, also after SIGKILL); it is not inherited by the steps' commands
 /// (O_CLOEXEC).
-pub fn one_run_at_a_time(hierarchy: &Hierarchy) -> anyhow::Result<()> {
+pub(crate) fn one_run_at_a_time(hierarchy: &Hierarchy) -> anyhow::Result<()> {
     use std::os::fd::AsRawFd;
     use std::os::unix::fs::OpenOptionsExt;
     static HELD: std::sync::OnceLock<fs::File> = std::sync::OnceLock::new();

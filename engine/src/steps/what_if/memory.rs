@@ -7,19 +7,19 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// The source name of the memory condition's tmpfs mounts (the pid follows).
-pub const MEMORY_MOUNT_SOURCE: &str = "diskbench-memory-";
+pub(crate) const MEMORY_MOUNT_SOURCE: &str = "diskbench-memory-";
 
 /// A private tmpfs mounted over a step's work folder; unmounted when dropped (an error,
 /// Ctrl-C, a panic). A run killed with SIGKILL leaves it: [`sweep_stale_mounts`] removes it
 /// on the next `--what-if` run (its source names the dead pid).
 #[derive(Debug)]
-pub struct MemoryMount {
+pub(crate) struct MemoryMount {
     path: PathBuf,
     mounted: bool,
 }
 
 impl MemoryMount {
-    pub fn mount(path: &Path) -> anyhow::Result<MemoryMount> {
+    pub(crate) fn mount(path: &Path) -> anyhow::Result<MemoryMount> {
         let source = CString::new(format!("{MEMORY_MOUNT_SOURCE}{}", std::process::id()))?;
         let target = CString::new(path.as_os_str().as_bytes())?;
         let fstype = CString::new("tmpfs")?;
@@ -60,7 +60,7 @@ impl MemoryMount {
     }
 
     /// Unmount now, reporting a failure.
-    pub fn unmount(mut self) -> Result<(), String> {
+    pub(crate) fn unmount(mut self) -> Result<(), String> {
         self.unmount_inner()
     }
 
@@ -100,7 +100,7 @@ fn unmount(path: &Path) -> Result<(), String> {
 }
 
 /// The memory condition's tmpfs mounts in this mount namespace: (mount point, owner pid).
-pub fn memory_mounts() -> Vec<(String, u32)> {
+pub(crate) fn memory_mounts() -> Vec<(String, u32)> {
     let text = fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
     let (mounts, _) = crate::machine::mountinfo::parse(&text);
     mounts
@@ -114,7 +114,7 @@ pub fn memory_mounts() -> Vec<(String, u32)> {
 }
 
 /// Unmount what a killed run's memory condition left (its pid no longer runs).
-pub fn sweep_stale_mounts() {
+pub(crate) fn sweep_stale_mounts() {
     for (point, pid) in memory_mounts() {
         if !Path::new(&format!("/proc/{pid}")).exists() && unmount(Path::new(&point)).is_ok() {
             eprintln!("unmounted the tmpfs {point} a killed run left behind");

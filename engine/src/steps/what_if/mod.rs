@@ -24,10 +24,10 @@
 
 pub mod caps;
 pub(crate) mod experiment;
-pub mod judgement;
-pub mod lock;
-pub mod memory;
+pub(crate) mod judgement;
+pub(crate) mod lock;
+pub(crate) mod memory;
 pub mod options;
-pub mod page_cache;
+pub(crate) mod page_cache;
 pub mod preflight;
 pub(crate) mod setup;

@@ -11,7 +11,7 @@ pub const DEFAULT_CAP_IOPS: u64 = 1000;
 pub const DEFAULT_CAP_MIB_S: u64 = 50;
 
 /// Bytes in a MiB, for caps given in MiB/s.
-pub const MIB: u64 = 1024 * 1024;
+pub(crate) const MIB: u64 = 1024 * 1024;
 
 pub use crate::cgroup::{MAX_CAP_IOPS, check_caps};
 
@@ -66,14 +66,14 @@ pub const CONDITION_IDS: [&str; 4] = ["memory", "iops-capped", "bandwidth-capped
 
 /// One condition to run.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Condition {
+pub(crate) enum Condition {
     Normal,
     Memory,
     Capped { id: String, caps: IoCaps },
 }
 
 impl Condition {
-    pub fn id(&self) -> &str {
+    pub(crate) fn id(&self) -> &str {
         match self {
             Condition::Normal => "baseline",
             Condition::Memory => "memory",
@@ -84,7 +84,7 @@ impl Condition {
 
 impl WhatIfOptions {
     /// The conditions after the normal run, in order.
-    pub fn conditions(&self) -> Vec<Condition> {
+    pub(crate) fn conditions(&self) -> Vec<Condition> {
         let mut c = vec![Condition::Memory];
         // The options were checked (checked_option_caps) before any step ran; caps that did
         // not pass are left out rather than written wrong.
@@ -120,7 +120,7 @@ impl WhatIfOptions {
 
 /// Whether `record` has any figure `--like` takes caps from (seq-read, seq-write, rand-read,
 /// rand-write above 0).
-pub fn has_like_figures(record: &Record) -> bool {
+pub(crate) fn has_like_figures(record: &Record) -> bool {
     use record::ColumnId;
     [
         ColumnId::RandRead,
@@ -141,7 +141,7 @@ pub fn has_like_figures(record: &Record) -> bool {
 /// rand-read/rand-write IOPS, bytes per second from its seq-read/seq-write MiB/s. A figure
 /// that would not survive as a cap (it rounds to 0, which removes a v1 rule, or it is beyond
 /// what the kernel keeps) is an error naming the column, not a cap silently dropped.
-pub fn caps_like(record: &Record) -> Result<IoCaps, String> {
+pub(crate) fn caps_like(record: &Record) -> Result<IoCaps, String> {
     use record::ColumnId;
     let label = &record.runner.label;
     let fig = |c: ColumnId, scale: f64, max: u64| -> Result<Option<u64>, String> {

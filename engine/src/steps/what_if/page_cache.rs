@@ -6,7 +6,7 @@ use std::path::Path;
 /// Sync every regular file under `dir` and drop its pages from the page cache, so the run
 /// reads them from the disk (under the caps). Best effort: a file that cannot be opened is
 /// left as it is.
-pub fn evict_from_cache(dir: &Path) {
+pub(crate) fn evict_from_cache(dir: &Path) {
     let Ok(entries) = fs::read_dir(dir) else {
         return;
     };

@@ -17,7 +17,7 @@ use crate::cgroup::CapGroup;
 
 /// A run's condition, in place until [`Setup::undo`].
 #[derive(Default)]
-pub struct Setup {
+pub(crate) struct Setup {
     /// Drop the step's files from the page cache before it starts.
     cold: bool,
     /// The capped cgroup, its target and its caps.
@@ -29,7 +29,7 @@ pub struct Setup {
 
 /// What undoing a run's condition left to report.
 #[derive(Debug, Default)]
-pub struct Undone {
+pub(crate) struct Undone {
     /// What the capped cgroup saw pass to the devices.
     pub cgroup_io: Option<CgroupIo>,
     /// What was done for the run (a daemon capped and let go).
@@ -41,7 +41,7 @@ pub struct Undone {
 impl Setup {
     /// Put `work` (an empty folder) under `condition`. With `what_if` every run starts with
     /// the step's files out of the page cache; without, only the normal condition runs.
-    pub fn apply(
+    pub(crate) fn apply(
         condition: &Condition,
         work: &Path,
         what_if: Option<&WhatIfOptions>,
@@ -69,7 +69,7 @@ impl Setup {
     /// Just before `cmd` starts: the step's files in `work` out of the page cache, `cmd` into
     /// the capped cgroup, and the processes of a local daemon (`daemon`: their command names)
     /// under the same caps.
-    pub fn enter(&mut self, cmd: &mut Command, work: &Path, daemon: Option<&[&str]>) {
+    pub(crate) fn enter(&mut self, cmd: &mut Command, work: &Path, daemon: Option<&[&str]>) {
         if self.cold {
             page_cache::evict_from_cache(work);
         }
@@ -84,7 +84,7 @@ impl Setup {
 
     /// Undo in reverse: the caps (and a daemon's) first, then the mount. Both are tried
     /// whatever the other did.
-    pub fn undo(mut self) -> Undone {
+    pub(crate) fn undo(mut self) -> Undone {
         let mut undone = Undone {
             notes: std::mem::take(&mut self.notes),
             ..Default::default()
