@@ -24,6 +24,11 @@ pub(crate) fn esc(s: &str) -> String {
     out
 }
 
+/// [`esc`] as the templates' autoescape calls it.
+pub(crate) fn esc_into(s: &str, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    out.write_all(esc(s).as_bytes())
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
