@@ -21,12 +21,6 @@ pub struct ImportOptions {
     pub label: Option<String>,
 }
 
-/// What importing found for one file.
-pub(crate) struct Imported {
-    pub file: PathBuf,
-    pub records: Vec<Record>,
-}
-
 pub fn import_files_with(
     files: &[PathBuf],
     results: &Path,
@@ -112,19 +106,6 @@ fn existing_ids(results: &Path) -> Result<std::collections::HashSet<String>> {
         }
     }
     Ok(ids)
-}
-
-/// Read one file and turn it into records, by content: JSON for fio, otherwise CSV.
-pub(crate) fn parse_file(path: &Path, opts: &ImportOptions) -> Result<Imported> {
-    let mut records = Vec::new();
-    each_record(path, opts, &mut |r| {
-        records.push(r);
-        Ok(())
-    })?;
-    Ok(Imported {
-        file: path.to_path_buf(),
-        records,
-    })
 }
 
 /// Read one file and hand each record it holds to `f`, by content: JSON for fio, otherwise

@@ -159,7 +159,8 @@ pub fn load_dir(dir: &Path) -> Result<Loaded> {
     let files = json_files(dir)?;
     // Reading and parsing is most of a large site's time: spread it over the cores, keeping
     // the file order in the result.
-    let parts: Vec<Option<Vec<(PathBuf, std::result::Result<Record, String>)>>> =
+    type Part = Vec<(PathBuf, std::result::Result<Record, String>)>;
+    let parts: Vec<Option<Part>> =
         crate::parallel::map_parts(&files, crate::parallel::threads(), |part| {
             part.iter()
                 .take_while(|_| !crate::cancel::requested())
