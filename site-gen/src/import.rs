@@ -216,7 +216,7 @@ pub fn csv_each(
     let mut rows = 0usize;
     let header_line = table.header.join(",");
     for row in table.rows() {
-        // "interrupted" here: parse_file turns it into exit 130.
+        // "interrupted" here: each_record turns it into exit 130.
         let (lineno, line, row) = row?;
         let get = |k: &str| row.get(k).map(|v| v.as_str()).filter(|v| !v.is_empty());
         let num = |k: &str| -> std::result::Result<Option<f64>, String> {
@@ -912,7 +912,16 @@ mod tests {
         let sub = dir.path().join("sub");
         std::fs::create_dir(&sub).unwrap();
         std::fs::write(sub.join("run.json"), fixture("fio/fio-3.33-suite.json")).unwrap();
-        let imp = parse_file(&sub.join("../sub/run.json"), &ImportOptions::default()).unwrap();
-        assert_eq!(imp.records[0].source_file.as_deref(), Some("run.json"));
+        let mut records = Vec::new();
+        each_record(
+            &sub.join("../sub/run.json"),
+            &ImportOptions::default(),
+            &mut |r| {
+                records.push(r);
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert_eq!(records[0].source_file.as_deref(), Some("run.json"));
     }
 }
