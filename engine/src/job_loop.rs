@@ -10,7 +10,7 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Barrier, OnceLock};
+use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
 use crate::backend::io_uring::Uring;
@@ -28,11 +28,67 @@ use record::random::FastRng;
 pub(crate) const READ: usize = 0;
 pub(crate) const WRITE: usize = 1;
 
+/// The jobs of a job, as threads, start together here: like `std::sync::Barrier`, but it can
+/// be called off. A job thread that could not be started (a process or thread limit:
+/// `pids.max`, `ulimit -u`) never arrives, and Ctrl-C must get through while the others wait:
+/// either calls the start off and every waiting job returns at once.
+pub(crate) struct StartGate {
+    jobs: usize,
+    /// (jobs arrived, called off)
+    state: Mutex<(usize, bool)>,
+    changed: Condvar,
+}
+
+impl StartGate {
+    pub(crate) fn new(jobs: usize) -> StartGate {
+        StartGate {
+            jobs,
+            state: Mutex::new((0, false)),
+            changed: Condvar::new(),
+        }
+    }
+
+    /// Wait until every job has arrived (true), or the start is called off or Ctrl-C comes
+    /// (false).
+    pub(crate) fn wait(&self) -> bool {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.0 += 1;
+        if st.0 >= self.jobs {
+            self.changed.notify_all();
+        }
+        loop {
+            if st.1 {
+                return false;
+            }
+            if st.0 >= self.jobs {
+                return true;
+            }
+            if record::cancel::requested() {
+                st.1 = true;
+                self.changed.notify_all();
+                return false;
+            }
+            st = self
+                .changed
+                .wait_timeout(st, Duration::from_millis(50))
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+
+    /// Call the start off: every job waiting, and any that arrives later, returns false.
+    pub(crate) fn call_off(&self) {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.1 = true;
+        self.changed.notify_all();
+    }
+}
+
 /// How the jobs of a job start together.
 #[derive(Clone, Copy)]
 pub(crate) enum Gate<'a> {
     /// Jobs as threads of this process.
-    Barrier(&'a Barrier),
+    Barrier(&'a StartGate),
     /// Jobs as processes: the job process's own wait for the start time (CLOCK_MONOTONIC
     /// ns; None when told to stop).
     Wait(&'a (dyn Fn() -> Option<u64> + Sync)),
@@ -205,8 +261,10 @@ fn run_on<B: Backend>(
     failed: impl FnOnce(&std::io::Error) -> String,
 ) -> Result<WorkerStats, WorkerError> {
     match plan.gate {
-        Gate::Barrier(barrier) => {
-            barrier.wait();
+        Gate::Barrier(gate) => {
+            if !gate.wait() {
+                return Err(WorkerError::Aborted);
+            }
         }
         Gate::Wait(wait) => match wait() {
             // This process's copy of the plan: the start time came from the parent.
@@ -518,7 +576,7 @@ mod tests {
         until: Until,
         abort: &AtomicBool,
     ) -> Result<WorkerStats, WorkerError> {
-        let barrier = Barrier::new(1);
+        let barrier = StartGate::new(1);
         let start = OnceLock::new();
         let (runtime, ramp, size_based) = match until {
             Until::Size => (None, Duration::ZERO, true),
@@ -888,7 +946,7 @@ mod tests {
             }
         });
         let spec_ref = &spec;
-        let barrier = Barrier::new(1);
+        let barrier = StartGate::new(1);
         let start = OnceLock::new();
         let abort = no_abort();
         let plan = Plan {

@@ -22,7 +22,7 @@ pub fn newest_record(results: &Path, label: &str) -> Result<(Record, String, IoC
             labels.push(l.record.runner.label.clone());
         }
         if l.record.runner.label != label
-            || crate::steps::what_if::options::caps_like(&l.record).is_err()
+            || !crate::steps::what_if::options::has_like_figures(&l.record)
         {
             continue;
         }
@@ -53,7 +53,8 @@ pub fn newest_record(results: &Path, label: &str) -> Result<(Record, String, IoC
             results.display()
         )));
     };
-    let caps = crate::steps::what_if::options::caps_like(&record).map_err(usage)?;
+    let caps = crate::steps::what_if::options::caps_like(&record)
+        .map_err(|why| usage(format!("--like {label}: {why} (the record {name})")))?;
     Ok((record, name, caps))
 }
 

@@ -3,8 +3,8 @@
 //! (`crate::job_loop`), and merges what they measured into a [`TestResult`].
 
 use std::path::PathBuf;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Barrier, OnceLock};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -379,7 +379,7 @@ pub(crate) fn execute(
     });
 
     let abort = AtomicBool::new(false);
-    let barrier = Barrier::new(spec.numjobs as usize);
+    let barrier = crate::job_loop::StartGate::new(spec.numjobs as usize);
     let start = OnceLock::new();
     let plan = Plan {
         spec,
@@ -486,30 +486,61 @@ fn run_threads(
     tick: &mut dyn FnMut(Option<u64>),
 ) -> Vec<Result<WorkerStats, WorkerError>> {
     std::thread::scope(|scope| {
-        let handles: Vec<_> = job_files
-            .iter()
-            .enumerate()
-            .map(|(i, &file)| {
-                std::thread::Builder::new()
-                    .name(format!("{}-{i}", plan.spec.name))
-                    .spawn_scoped(scope, move || {
-                        let r = run_worker(plan, i as u32, file);
-                        if r.is_err() {
-                            plan.abort.store(true, Ordering::Relaxed);
-                        }
-                        r
-                    })
-                    .expect("cannot start a job thread")
-            })
-            .collect();
+        let mut handles = Vec::with_capacity(job_files.len());
+        let mut not_started = None;
+        for (i, &file) in job_files.iter().enumerate() {
+            let spawned = std::thread::Builder::new()
+                .name(format!("{}-{i}", plan.spec.name))
+                .spawn_scoped(scope, move || {
+                    let r = run_worker(plan, i as u32, file);
+                    if r.is_err() {
+                        plan.abort.store(true, Ordering::Relaxed);
+                    }
+                    r
+                });
+            match spawned {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    // The jobs already started wait at the gate for this one: call the start
+                    // off so they return, and say why no figure comes.
+                    plan.abort.store(true, Ordering::Relaxed);
+                    if let Gate::Barrier(gate) = plan.gate {
+                        gate.call_off();
+                    }
+                    not_started = Some((i, e));
+                    break;
+                }
+            }
+        }
         while !handles.iter().all(|h| h.is_finished()) {
             std::thread::sleep(Duration::from_millis(50));
             tick(plan.start.get().copied());
         }
-        handles
+        let mut outcomes: Vec<_> = handles
             .into_iter()
-            .map(|h| h.join().expect("a job thread panicked"))
-            .collect()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(WorkerError::Setup(anyhow::anyhow!(
+                        "{}: a job thread panicked",
+                        plan.spec.name
+                    )))
+                })
+            })
+            .collect();
+        if let Some((i, e)) = not_started {
+            outcomes.insert(
+                0,
+                Err(WorkerError::Setup(anyhow::anyhow!(
+                    "{}: cannot start job {} of {} as a thread ({e}): a limit on processes \
+                     or threads (the cgroup's pids.max, ulimit -u) was reached; raise it or \
+                     use fewer jobs",
+                    plan.spec.name,
+                    i + 1,
+                    job_files.len()
+                ))),
+            );
+        }
+        outcomes
     })
 }
 

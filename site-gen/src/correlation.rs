@@ -199,27 +199,16 @@ pub(crate) fn analyse_with(
     // Steps are independent and the bootstraps are most of the work: one thread per step, up
     // to the cores there are (the result does not depend on the order).
     let ids: Vec<(&str, &str)> = ids.into_iter().collect();
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .min(8);
-    let chunk = ids.len().div_ceil(threads).max(1);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = ids
-            .chunks(chunk)
-            .map(|part| {
-                scope.spawn(move || {
-                    part.iter()
-                        .map(|(id, name)| analyse_step(ds, id, name, experiments.get(*id)))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("a steps analysis thread panicked"))
-            .collect()
+    record::parallel::map_parts(&ids, record::parallel::threads(), |part| {
+        part.iter()
+            .map(|(id, name)| analyse_step(ds, id, name, experiments.get(*id)))
+            .collect::<Vec<_>>()
     })
+    .into_iter()
+    // A part whose thread panicked is a bug; its steps are left out, not the whole site.
+    .flatten()
+    .flatten()
+    .collect()
 }
 
 fn wall(r: &RunnerOverview, id: &str) -> Option<f64> {

@@ -174,27 +174,67 @@ pub(crate) fn sparse_counts(b64: &str, scratch: &mut Scratch) -> Option<(Layout,
     Some((layout, pairs))
 }
 
+/// The sum of a histogram's counts, or None when it does not fit in u64: the library keeps a
+/// u64 total, saturates it, and then panics walking counts that never reach it.
+pub fn total_count(pairs: &[(u64, u64)]) -> Option<u64> {
+    pairs
+        .iter()
+        .try_fold(0u64, |sum, (_, n)| sum.checked_add(*n))
+}
+
+/// Whether a stored histogram is one the site can draw: a valid HDR V2 histogram (optionally
+/// deflated) whose counts sum within u64. Err says why not, for `merge` to refuse the record.
+pub fn check_stored(b64: &str) -> Result<(), String> {
+    let mut scratch = Scratch::default();
+    let (_, pairs) = sparse_counts(b64, &mut scratch)
+        .ok_or_else(|| "not a valid HDR V2 histogram (base64 of V2 or V2 + deflate)".to_string())?;
+    total_count(&pairs)
+        .map(drop)
+        .ok_or_else(|| "its counts sum past 2^64, more than a histogram can hold".to_string())
+}
+
 /// Accumulates stored histograms of one column into one histogram.
 #[derive(Default)]
 pub(crate) struct Merger {
     pub merged: Option<HdrHistogram<u64>>,
     /// How many histograms were merged.
     pub runs: usize,
+    /// How many could not be: unreadable, or counts that would sum past u64 (alone or with
+    /// those merged before).
+    pub skipped: usize,
 }
 
 impl Merger {
-    /// Add one stored histogram; false (and nothing added) if it cannot be read.
+    /// Add one stored histogram; false (nothing added, counted in `skipped`) if it cannot be
+    /// read or its counts would take the merged total past u64.
     pub(crate) fn add(&mut self, b64: &str, scratch: &mut Scratch) -> bool {
+        let added = self.try_add(b64, scratch);
+        if !added {
+            self.skipped += 1;
+        }
+        added
+    }
+
+    fn try_add(&mut self, b64: &str, scratch: &mut Scratch) -> bool {
         let Some((layout, pairs)) = sparse_counts(b64, scratch) else {
             return false;
         };
+        let so_far = self.merged.as_ref().map_or(0, |h| h.len());
+        if total_count(&pairs)
+            .and_then(|t| t.checked_add(so_far))
+            .is_none()
+        {
+            return false;
+        }
         if self.merged.is_none() {
             match HdrHistogram::new_with_bounds(layout.low, layout.high, layout.sigfig) {
                 Ok(h) => self.merged = Some(h),
                 Err(_) => return false,
             }
         }
-        let h = self.merged.as_mut().expect("set above");
+        let Some(h) = self.merged.as_mut() else {
+            return false;
+        };
         for (value, count) in pairs {
             h.saturating_record_n(value, count);
         }

@@ -21,47 +21,59 @@ pub struct ImportOptions {
     pub label: Option<String>,
 }
 
-/// What importing found for one file.
-pub(crate) struct Imported {
-    pub file: PathBuf,
-    pub records: Vec<Record>,
-}
-
 pub fn import_files_with(
     files: &[PathBuf],
     results: &Path,
     opts: &ImportOptions,
 ) -> Result<Vec<PathBuf>> {
+    let mut written = Vec::new();
+    import_files_each(files, results, opts, &mut |p| written.push(p.to_path_buf()))?;
+    Ok(written)
+}
+
+/// Import each file into `results`, calling `on_written` with each record file written;
+/// returns how many were written.
+///
+/// Memory does not grow with the rows: every file is checked first (each record built,
+/// checked and dropped; one bad row and nothing is written), then read again and each record
+/// written as it is built. What is kept per row is its id (to find figures already imported).
+pub fn import_files_each(
+    files: &[PathBuf],
+    results: &Path,
+    opts: &ImportOptions,
+    on_written: &mut dyn FnMut(&Path),
+) -> Result<usize> {
     if files.is_empty() {
         return Err(record::error::usage(
             "import: no FILE given; pass fio JSON output or a CSV of published figures",
         ));
     }
-    // Parse everything first: one bad file and nothing is written.
-    let mut parsed = Vec::new();
+    // Check everything first: one bad file and nothing is written.
     for f in files {
         record::cancel::check()?;
-        parsed.push(parse_file(f, opts)?);
+        each_record(f, opts, &mut |_| Ok(()))?;
     }
     // Ids come from the content alone, so the same figures imported again (by another path, or
     // a copy of the file) are found by id, not by file name.
     let mut present = existing_ids(results)?;
-    let mut written = Vec::new();
-    for imp in parsed {
+    let mut written = 0;
+    for f in files {
         let mut again = 0;
-        for rec in imp.records {
+        each_record(f, opts, &mut |rec| {
             record::cancel::check()?;
             if !present.insert(rec.id.clone()) {
                 again += 1; // already imported
-                continue;
+                return Ok(());
             }
-            written.push(record::results::write_record(results, &rec)?);
-        }
+            on_written(&record::results::write_record(results, &rec)?);
+            written += 1;
+            Ok(())
+        })?;
         if again > 0 {
             // Never silent: a user who imports a corrected file must see that nothing changed.
             eprintln!(
                 "note: {}: {again} record(s) already in {} with the same content, not added again",
-                imp.file.display(),
+                f.display(),
                 results.display()
             );
         }
@@ -96,8 +108,13 @@ fn existing_ids(results: &Path) -> Result<std::collections::HashSet<String>> {
     Ok(ids)
 }
 
-/// Read one file and turn it into records, by content: JSON for fio, otherwise CSV.
-pub(crate) fn parse_file(path: &Path, opts: &ImportOptions) -> Result<Imported> {
+/// Read one file and hand each record it holds to `f`, by content: JSON for fio, otherwise
+/// CSV (a CSV's rows one at a time, none kept).
+fn each_record(
+    path: &Path,
+    opts: &ImportOptions,
+    f: &mut dyn FnMut(Record) -> Result<()>,
+) -> Result<()> {
     let text = record::input::read_text(path)
         .map_err(|e| record::error::usage(format!("{}: {e}", path.display())))?;
     let shown = path.display().to_string();
@@ -115,25 +132,38 @@ pub(crate) fn parse_file(path: &Path, opts: &ImportOptions) -> Result<Imported> 
             record::error::usage(format!("{shown}: {e}"))
         }
     };
-    let records = if looks_like_json(&text) {
+    if looks_like_json(&text) {
         let label = opts.label.clone().unwrap_or_else(|| {
             path.file_stem()
                 .map(|s| s.to_string_lossy().to_string())
                 .unwrap_or_else(|| "fio".into())
         });
-        vec![fio_record(&text, &source_name, &label).map_err(refused)?]
+        f(fio_record(&text, &source_name, &label).map_err(refused)?)
     } else if crate::published_timings::is_build_timings(&text) {
-        crate::published_timings::build_timing_records(&text, &source_name).map_err(refused)?
+        for r in
+            crate::published_timings::build_timing_records(&text, &source_name).map_err(refused)?
+        {
+            f(r)?;
+        }
+        Ok(())
     } else {
-        csv_records(&text, &source_name).map_err(refused)?
-    };
-    Ok(Imported {
-        file: path.to_path_buf(),
-        records,
-    })
+        // An error of `f` (a write that failed) is kept as it is; one of the rows is the
+        // file's.
+        let mut failed = None;
+        let read = csv_each(&text, &source_name, &mut |r| {
+            f(r).map_err(|e| {
+                failed = Some(e);
+                String::new()
+            })
+        });
+        match (read, failed) {
+            (_, Some(e)) => Err(e),
+            (Err(e), None) => Err(refused(e)),
+            (Ok(()), None) => Ok(()),
+        }
+    }
 }
 
-/// fio JSON has a line starting with `{` (after any messages fio printed first); CSV never does.
 fn looks_like_json(text: &str) -> bool {
     text.lines().any(|l| l.trim_start().starts_with('{'))
 }
@@ -151,6 +181,21 @@ fn csv_class(s: &str) -> StorageClass {
 
 /// Records from a CSV of published figures (the format is documented on the importing page).
 pub fn csv_records(text: &str, source_file: &str) -> std::result::Result<Vec<Record>, String> {
+    let mut records = Vec::new();
+    csv_each(text, source_file, &mut |r| {
+        records.push(r);
+        Ok(())
+    })?;
+    Ok(records)
+}
+
+/// Each row of a CSV of published figures as a record, handed to `f` as it is built (none
+/// kept here); Err: the first bad row, or `f`'s error.
+pub fn csv_each(
+    text: &str,
+    source_file: &str,
+    f: &mut dyn FnMut(Record) -> std::result::Result<(), String>,
+) -> std::result::Result<(), String> {
     let table = CsvTable::parse(text)?;
     let header = &table.header;
     for required in ["date", "label"] {
@@ -168,9 +213,10 @@ pub fn csv_records(text: &str, source_file: &str) -> std::result::Result<Vec<Rec
     if !has_figure {
         return Err("the CSV header names no figure column such as seq-read_mib_s or qd1-read_iops (the importing page of the report site lists them)".into());
     }
-    let mut records = Vec::new();
+    let mut rows = 0usize;
+    let header_line = table.header.join(",");
     for row in table.rows() {
-        // "interrupted" here: parse_file turns it into exit 130.
+        // "interrupted" here: each_record turns it into exit 130.
         let (lineno, line, row) = row?;
         let get = |k: &str| row.get(k).map(|v| v.as_str()).filter(|v| !v.is_empty());
         let num = |k: &str| -> std::result::Result<Option<f64>, String> {
@@ -211,7 +257,7 @@ pub fn csv_records(text: &str, source_file: &str) -> std::result::Result<Vec<Rec
         // From the row alone: the same row imported from another path or a copy is the same record.
         // From the content: the row and the header that says what its numbers are (the same
         // row under another header is other figures, not a duplicate).
-        let id = stable_id(&[&table.header.join(","), line.trim()]);
+        let id = stable_id(&[&header_line, line.trim()]);
         let mut rec = Record::imported("imported:csv", source_file, id, started_at, runner);
         rec.storage.class = get("storage_class").map(csv_class).unwrap_or_default();
         rec.storage.fstype = get("workspace_fstype").unwrap_or("").into();
@@ -286,12 +332,13 @@ pub fn csv_records(text: &str, source_file: &str) -> std::result::Result<Vec<Rec
         rec.notes
             .push(format!("imported from {source_file}, line {lineno}"));
         record::load::check_record(&rec).map_err(|e| format!("line {lineno}: {e}"))?;
-        records.push(rec);
+        rows += 1;
+        f(rec)?;
     }
-    if records.is_empty() {
+    if rows == 0 {
         return Err("no data rows after the header".into());
     }
-    Ok(records)
+    Ok(())
 }
 
 /// A row's `cpu_single`, `cpu_multi` and `cpu_benchmark`: the published CPU figures, kept with
@@ -865,7 +912,16 @@ mod tests {
         let sub = dir.path().join("sub");
         std::fs::create_dir(&sub).unwrap();
         std::fs::write(sub.join("run.json"), fixture("fio/fio-3.33-suite.json")).unwrap();
-        let imp = parse_file(&sub.join("../sub/run.json"), &ImportOptions::default()).unwrap();
-        assert_eq!(imp.records[0].source_file.as_deref(), Some("run.json"));
+        let mut records = Vec::new();
+        each_record(
+            &sub.join("../sub/run.json"),
+            &ImportOptions::default(),
+            &mut |r| {
+                records.push(r);
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert_eq!(records[0].source_file.as_deref(), Some("run.json"));
     }
 }

@@ -163,31 +163,21 @@ pub fn build_site(opts: &SiteOptions) -> Result<SiteReport> {
 /// Runner pages on every core: decoding histograms and drawing CDFs is most of the work.
 fn render_runner_pages(site: &render::Site<'_>) -> Result<usize> {
     let runners = &site.ds.runners;
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .min(8);
-    let chunk = runners.len().div_ceil(threads).max(1);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = runners
-            .chunks(chunk)
-            .map(|part| {
-                scope.spawn(move || -> Result<usize> {
-                    let mut scratch = hist::Scratch::default();
-                    for r in part {
-                        record::cancel::check()?;
-                        site.runner_page(r, &mut scratch)?;
-                    }
-                    Ok(part.len())
-                })
-            })
-            .collect();
-        let mut n = 0;
-        for h in handles {
-            n += h
-                .join()
-                .map_err(|_| anyhow::anyhow!("a rendering thread panicked"))??;
-        }
-        Ok(n)
-    })
+    let done = record::parallel::map_parts(
+        runners,
+        record::parallel::threads(),
+        |part| -> Result<usize> {
+            let mut scratch = hist::Scratch::default();
+            for r in part {
+                record::cancel::check()?;
+                site.runner_page(r, &mut scratch)?;
+            }
+            Ok(part.len())
+        },
+    );
+    let mut n = 0;
+    for d in done {
+        n += d.ok_or_else(|| anyhow::anyhow!("a rendering thread panicked"))??;
+    }
+    Ok(n)
 }

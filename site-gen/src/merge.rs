@@ -213,6 +213,18 @@ fn read_record(path: &Path) -> std::result::Result<(Vec<u8>, serde_json::Value, 
         return Err("the record has an empty id".into());
     }
     record::load::check_record(&record)?;
+    // A histogram the site cannot draw would stop every later site build: refused here.
+    for t in &record.tests {
+        for (dir, d) in [("read", &t.read), ("write", &t.write)] {
+            let Some(d) = d else { continue };
+            for (field, h) in [("hist", &d.hist), ("sync_hist", &d.sync_hist)] {
+                if let Some(h) = h.as_deref() {
+                    crate::hist::check_stored(h)
+                        .map_err(|why| format!("field tests[{:?}].{dir}.{field}: {why}", t.id))?;
+                }
+            }
+        }
+    }
     Ok((bytes, value, record))
 }
 

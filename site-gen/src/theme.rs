@@ -110,6 +110,7 @@ pub(crate) fn load(dir: Option<&Path>) -> Result<Theme> {
     }
     let mut tera = Tera::new();
     tera.autoescape_on([".html"]);
+    tera.set_escape_fn(crate::html::esc_into);
     tera.add_raw_templates(templates.iter().map(|(n, s)| (n.as_str(), s.as_str())))
         .map_err(|e| anyhow!("theme templates: {e}"))?;
     Ok(Theme { tera, assets })

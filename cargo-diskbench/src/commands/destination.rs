@@ -39,6 +39,43 @@ fn existing_ancestor(path: &Path) -> PathBuf {
     }
 }
 
+/// What kind of special file `m` is, when writing to it could block or misbehave: a FIFO
+/// (opening it for writing waits for a reader, and a half-written record cannot be taken
+/// back), a socket or a block device. Character devices (/dev/null, a terminal) are written
+/// in place.
+fn blocking_kind(m: &std::fs::Metadata) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt as _;
+    let t = m.file_type();
+    if t.is_fifo() {
+        Some("a FIFO (named pipe)")
+    } else if t.is_socket() {
+        Some("a socket")
+    } else if t.is_block_device() {
+        Some("a block device")
+    } else {
+        None
+    }
+}
+
+/// Open $GITHUB_STEP_SUMMARY (`path`) for append without ever blocking: O_NONBLOCK, so a
+/// FIFO put there after the up-front check fails at once (ENXIO without a reader) instead of
+/// waiting with signals unanswered; on a regular file the flag changes nothing.
+pub fn open_step_summary(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let f = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)?;
+    let m = f.metadata()?;
+    if let Some(kind) = blocking_kind(&m) {
+        return Err(std::io::Error::other(format!(
+            "is {kind}, not a regular file"
+        )));
+    }
+    Ok(f)
+}
+
 /// A folder records are written into (created if missing): it must be, or become, a folder
 /// this process can add files to.
 pub fn folder(option: &str, path: &Path) -> Result<()> {
@@ -88,10 +125,21 @@ pub fn file(option: &str, path: &Path) -> Result<()> {
                 "{option} {shown}: not writable (permissions or a read-only mount)"
             )));
         }
+        if let Some(kind) = blocking_kind(&m) {
+            return Err(usage(format!(
+                "{option} {shown}: is {kind}; writing there could wait for a reader forever \
+                 and leave half a file; give a regular file{}",
+                if option == "--json" {
+                    " (or `-` for stdout)"
+                } else {
+                    ""
+                }
+            )));
+        }
         if m.is_file() {
             // The file is replaced through a new file in its folder.
         } else {
-            return Ok(()); // /dev/stdout, /dev/null: written in place
+            return Ok(()); // /dev/null, a terminal: written in place
         }
     }
     let parent = path
@@ -126,17 +174,23 @@ pub fn step_summary() -> Result<()> {
             path.display()
         )));
     }
-    std::fs::OpenOptions::new()
-        .append(true)
-        .create(true)
-        .open(&path)
-        .map(drop)
-        .map_err(|e| {
-            usage(format!(
-                "$GITHUB_STEP_SUMMARY {}: cannot open for append ({e}); unset it or fix the path",
-                path.display()
-            ))
-        })
+    if let Some(kind) = std::fs::metadata(&path)
+        .ok()
+        .as_ref()
+        .and_then(blocking_kind)
+    {
+        return Err(usage(format!(
+            "$GITHUB_STEP_SUMMARY {}: is {kind}; writing there could wait forever; unset it or \
+             point it at a regular file",
+            path.display()
+        )));
+    }
+    open_step_summary(&path).map(drop).map_err(|e| {
+        usage(format!(
+            "$GITHUB_STEP_SUMMARY {}: cannot open for append ({e}); unset it or fix the path",
+            path.display()
+        ))
+    })
 }
 
 /// `--site-out` (`site --out`) against `--results`: the site is replaced on every build, so neither may

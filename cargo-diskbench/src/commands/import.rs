@@ -20,13 +20,12 @@ pub struct ImportArgs {
 pub fn exec(args: ImportArgs) -> Result<()> {
     super::destination::folder("--results", &args.results)?;
     let opts = site_gen::import::ImportOptions { label: args.label };
-    let written = site_gen::import::import_files_with(&args.files, &args.results, &opts)?;
-    for p in &written {
-        println!("{}", p.display());
-    }
+    let written =
+        site_gen::import::import_files_each(&args.files, &args.results, &opts, &mut |p| {
+            println!("{}", p.display())
+        })?;
     eprintln!(
-        "import: {} record(s) written to {}",
-        written.len(),
+        "import: {written} record(s) written to {}",
         args.results.display()
     );
     Ok(())

@@ -40,10 +40,7 @@ pub fn exec(args: MergeArgs) -> Result<()> {
     })?;
     print_report(&report);
     if let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
-        let mut f = std::fs::OpenOptions::new()
-            .append(true)
-            .create(true)
-            .open(&path)
+        let mut f = super::destination::open_step_summary(std::path::Path::new(&path))
             .with_context(|| format!("cannot open $GITHUB_STEP_SUMMARY ({})", path.display()))?;
         f.write_all(job_summary_markdown(&report).as_bytes())
             .with_context(|| format!("cannot write $GITHUB_STEP_SUMMARY ({})", path.display()))?;

@@ -208,7 +208,7 @@ pub fn exec(args: RunArgs) -> Result<()> {
         );
     }
 
-    // Everything the experiments need is checked before anything is measured (exit 2).
+    engine::steps::what_if::preflight::sweep_killed_runs(Path::new(engine::cgroup::CGROUP_FS));
     if args.no_steps && args.what_if.what_if {
         return Err(usage(
             "--what-if experiments on the build steps, which --no-steps skips; drop one of them",
@@ -440,11 +440,8 @@ fn write_markdown(text: &str, file: Option<&Path>) -> Result<()> {
             .with_context(|| format!("--markdown {}: cannot write", path.display()))?;
     }
     if let Some(summary) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|v| !v.is_empty()) {
-        let mut f = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&summary)
-            .with_context(|| {
+        let mut f =
+            super::destination::open_step_summary(Path::new(&summary)).with_context(|| {
                 format!(
                     "cannot open $GITHUB_STEP_SUMMARY ({})",
                     Path::new(&summary).display()

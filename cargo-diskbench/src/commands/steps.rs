@@ -96,11 +96,13 @@ pub fn what_if_options(
     if !w.what_if {
         return Ok(None);
     }
-    if w.cap_iops == 0 || w.cap_mib_s == 0 || w.what_if_repeat == 0 {
+    if w.what_if_repeat == 0 {
         return Err(record::error::usage(
-            "--cap-iops, --cap-mib-s and --what-if-repeat: use a number above 0",
+            "--what-if-repeat 0: use a number above 0",
         ));
     }
+    steps::what_if::options::checked_option_caps(w.cap_iops, w.cap_mib_s)
+        .map_err(record::error::usage)?;
     for id in w.what_if_only.iter().flatten() {
         if !steps::what_if::options::CONDITION_IDS.contains(&id.as_str()) {
             return Err(record::error::usage(format!(
@@ -159,6 +161,9 @@ pub fn exec(args: StepsArgs) -> Result<()> {
         ));
     }
     let what_if = what_if_options(&args.what_if, &dir, &results_dir)?;
+    // A what-if run killed with SIGKILL may have left the docker daemon capped: released
+    // before anything is timed, what-if or not.
+    engine::steps::what_if::preflight::sweep_killed_runs(Path::new(engine::cgroup::CGROUP_FS));
     let run = MeasuredRun::start(&dir, args.label.as_deref());
     let columns = newest_columns(&results_dir, &run.runner, &run.storage, &dir);
     let opts = StepsOptions {

@@ -3,12 +3,21 @@
 //! The handler only stores to an atomic (async-signal-safe); the code that notices the flag
 //! removes test files, ends child process groups and returns [`crate::error::interrupted`].
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 static REQUESTED: AtomicBool = AtomicBool::new(false);
+/// SIGINT/SIGTERM received so far: cleanup that waits after the first watches for another.
+static SIGNALS: AtomicUsize = AtomicUsize::new(0);
 
 extern "C" fn on_signal(_sig: libc::c_int) {
     REQUESTED.store(true, Ordering::SeqCst);
+    SIGNALS.fetch_add(1, Ordering::SeqCst);
+}
+
+/// How many SIGINT/SIGTERM signals have arrived. Cleanup that may wait (on a docker daemon)
+/// notes this when it starts and gives up when it grows: a second Ctrl-C means "stop now".
+pub fn signals() -> usize {
+    SIGNALS.load(Ordering::SeqCst)
 }
 
 /// Install the SIGINT/SIGTERM handler, and put SIGCHLD back to its default: a parent that

@@ -8,8 +8,9 @@ pub enum Fatal {
     /// Bad usage or bad input. The message names the option or file and what to do.
     #[error("{0}")]
     Usage(String),
-    /// Ctrl-C or SIGTERM arrived; files were cleaned up, nothing was recorded.
-    #[error("interrupted: test files removed, no record written")]
+    /// Ctrl-C or SIGTERM arrived; what the run had made was cleaned up, nothing recorded.
+    /// Said the same by every command (`site` and `import` make no test files).
+    #[error("interrupted: what this run had started was cleaned up; no record written")]
     Interrupted,
 }
 

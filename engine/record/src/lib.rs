@@ -20,6 +20,7 @@ pub mod exit;
 pub mod input;
 pub mod load;
 pub mod machine_facts;
+pub mod parallel;
 pub mod provisioned;
 pub mod random;
 mod record;

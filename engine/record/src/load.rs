@@ -165,32 +165,17 @@ pub fn load_dir(dir: &Path) -> Result<Loaded> {
     let files = json_files(dir)?;
     // Reading and parsing is most of a large site's time: spread it over the cores, keeping
     // the file order in the result.
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .min(8);
-    let chunk = files.len().div_ceil(threads).max(1);
-    let parts: Vec<Vec<(PathBuf, std::result::Result<Record, String>)>> =
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = files
-                .chunks(chunk)
-                .map(|part| {
-                    scope.spawn(move || {
-                        part.iter()
-                            .take_while(|_| !crate::cancel::requested())
-                            .map(|p| (p.clone(), load_one(p)))
-                            .collect()
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_default())
+    type Part = Vec<(PathBuf, std::result::Result<Record, String>)>;
+    let parts: Vec<Option<Part>> =
+        crate::parallel::map_parts(&files, crate::parallel::threads(), |part| {
+            part.iter()
+                .take_while(|_| !crate::cancel::requested())
+                .map(|p| (p.clone(), load_one(p)))
                 .collect()
         });
     crate::cancel::check()?;
     let mut loaded = Loaded::default();
-    for (path, result) in parts.into_iter().flatten() {
+    for (path, result) in parts.into_iter().flatten().flatten() {
         match result {
             Ok(record) => loaded.records.push(LoadedRecord { path, record }),
             Err(reason) => loaded.skipped.push((path, reason)),

@@ -37,6 +37,11 @@ pub fn format_figure(value: f64) -> String {
     }
     let a = value.abs();
     let sign = if value < 0.0 { "-" } else { "" };
+    // Beyond any disk's figure either way (a hostile or broken record): three significant
+    // figures in scientific notation, never a 300-digit number or one cut at u64.
+    if a >= 1e15 || (a > 0.0 && a < 1e-4) {
+        return format!("{sign}{a:.2e}");
+    }
     if format!("{a:.0}").parse::<f64>().unwrap_or(0.0) >= 1000.0 {
         format!("{sign}{}", group_thousands(a.round() as u64))
     } else if a >= 0.9995 {
@@ -117,6 +122,11 @@ mod tests {
         assert_eq!(format_figure(0.0), "0");
         assert_eq!(format_figure(-1500.0), "-1,500");
         assert_eq!(format_figure(f64::NAN), "n/a");
+        assert_eq!(format_figure(1e308), "1.00e308");
+        assert_eq!(format_figure(f64::MAX), "1.80e308");
+        assert_eq!(format_figure(5e-324), "4.94e-324");
+        assert_eq!(format_figure(-1e300), "-1.00e300");
+        assert!(format_figure(1e-300).len() < 12);
         assert_eq!(format_s(0.05), "0.050 s");
         assert_eq!(format_s(154.2), "154 s");
         assert_eq!(format_cores_busy(2.22, 2.0, Some(2)), "1.11 of 2");

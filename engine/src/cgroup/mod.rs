@@ -371,9 +371,18 @@ pub(crate) fn group_name(id: &str) -> String {
     format!("{NAME_PREFIX}{}-{id}", std::process::id())
 }
 
+/// A cgroup a killed run left, as [`sweep_stale`] removed it.
+#[derive(Debug)]
+pub struct Swept {
+    pub name: String,
+    /// The processes that were still in it (a docker daemon a killed what-if run had moved
+    /// in), as `command (pid)`: moved back to the root, out of its caps.
+    pub released: Vec<String>,
+}
+
 /// Remove the cgroups a killed run of this tool left behind (its pid no longer runs): their
 /// processes go to the root, the directories go. Returns what was removed.
-pub(crate) fn sweep_stale(hierarchy: &Hierarchy, proc_root: &Path) -> Vec<String> {
+pub(crate) fn sweep_stale(hierarchy: &Hierarchy, proc_root: &Path) -> Vec<Swept> {
     let mut removed = Vec::new();
     let Ok(entries) = fs::read_dir(&hierarchy.root) else {
         return removed;
@@ -390,8 +399,16 @@ pub(crate) fn sweep_stale(hierarchy: &Hierarchy, proc_root: &Path) -> Vec<String
         if proc_root.join(pid.to_string()).exists() {
             continue;
         }
+        let released: Vec<String> = fs::read_to_string(e.path().join("cgroup.procs"))
+            .unwrap_or_default()
+            .split_whitespace()
+            .map(|p| {
+                let comm = fs::read_to_string(proc_root.join(p).join("comm")).unwrap_or_default();
+                format!("{} ({p})", comm.trim())
+            })
+            .collect();
         if evacuate_and_remove(&e.path(), &hierarchy.root).is_ok() {
-            removed.push(name);
+            removed.push(Swept { name, released });
         }
     }
     removed
@@ -410,6 +427,38 @@ pub(crate) fn ours(hierarchy: &Hierarchy) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// The largest I/Os-per-second cap the kernel keeps as given: cgroup v1 stores iops limits in
+/// an `unsigned int`, so a bigger figure would be cut to its low 32 bits (2^32 becomes 0,
+/// which removes the rule).
+pub const MAX_CAP_IOPS: u64 = u32::MAX as u64;
+
+/// A cap the kernel would not keep as given: 0 (v1 reads it as "no rule", so a run recorded as
+/// capped would not be), or an iops figure the kernel cuts (see [`MAX_CAP_IOPS`]). The caps
+/// written to a cgroup always pass this; Err says which cap and why.
+pub fn check_caps(caps: &IoCaps) -> Result<(), String> {
+    for (what, v, max) in [
+        ("reads per second", caps.riops, MAX_CAP_IOPS),
+        ("writes per second", caps.wiops, MAX_CAP_IOPS),
+        ("read bytes per second", caps.rbps, u64::MAX),
+        ("write bytes per second", caps.wbps, u64::MAX),
+    ] {
+        match v {
+            Some(0) => {
+                return Err(format!(
+                    "a cap of 0 {what} would remove the limit instead of setting it"
+                ));
+            }
+            Some(n) if n > max => {
+                return Err(format!(
+                    "a cap of {n} {what} is above the kernel's largest ({max})"
+                ));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// The `io.max` line for one device (v2).
 pub(crate) fn io_max_line(dev: DevNum, caps: &IoCaps) -> String {
     let v = |x: Option<u64>| x.map_or("max".to_string(), |n| n.to_string());
@@ -423,6 +472,8 @@ pub(crate) fn io_max_line(dev: DevNum, caps: &IoCaps) -> String {
 }
 
 fn write_caps(h: &Hierarchy, dir: &Path, devices: &[DevNum], caps: &IoCaps) -> io::Result<()> {
+    // The last line of defence: a cap the kernel would read as "no limit" is never written.
+    check_caps(caps).map_err(io::Error::other)?;
     for d in devices {
         match h.version {
             Version::V1 => {

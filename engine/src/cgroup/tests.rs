@@ -160,7 +160,10 @@ fn stale_groups_of_dead_runs_are_swept_and_live_ones_kept() {
     fs::create_dir(h.root.join("cargo-diskbench-999999-aa")).unwrap();
     fs::create_dir(h.root.join("cargo-diskbench-42-bb")).unwrap();
     fs::create_dir(h.root.join("other")).unwrap();
-    let removed = sweep_stale(&h, &proc_root);
+    let removed: Vec<String> = sweep_stale(&h, &proc_root)
+        .into_iter()
+        .map(|s| s.name)
+        .collect();
     assert_eq!(removed, vec!["cargo-diskbench-999999-aa".to_string()]);
     assert_eq!(ours(&h), vec!["cargo-diskbench-42-bb".to_string()]);
 }

@@ -89,7 +89,7 @@ pub(crate) fn run_measured(mut cmd: Command, tail_lines: usize) -> Result<Measur
 
     let tail = Arc::new(Mutex::new(Tail::default()));
     let tail_for_reader = Arc::clone(&tail);
-    std::thread::spawn(move || {
+    let spawned = std::thread::Builder::new().spawn(move || {
         let mut r = BufReader::new(reader);
         let mut buf = Vec::new();
         loop {
@@ -111,6 +111,16 @@ pub(crate) fn run_measured(mut cmd: Command, tail_lines: usize) -> Result<Measur
             .unwrap_or_else(|e| e.into_inner())
             .done = true;
     });
+    if let Err(e) = spawned {
+        // No thread to read its output (a process or thread limit): the step cannot be
+        // measured; its process group goes.
+        end_group(pid);
+        let _ = reap(pid);
+        return Err(anyhow::anyhow!(
+            "cannot start a thread to read the step's output ({e}): a limit on processes or \
+             threads (the cgroup's pids.max, ulimit -u) was reached"
+        ));
+    }
 
     let mut run_queue = probe::RunQueueSampler::new(pid);
     let interrupted = !wait_exit(pid, true, Some(&mut run_queue));
@@ -315,7 +325,18 @@ pub(crate) enum NoAnswer {
 
 /// Run a short query with stdin closed and its output captured, killed when it takes longer
 /// than `timeout`: what a step asks before anything is measured, to know whether it can run.
-pub(crate) fn answer_within(mut cmd: Command, timeout: Duration) -> Result<Output, NoAnswer> {
+pub(crate) fn answer_within(cmd: Command, timeout: Duration) -> Result<Output, NoAnswer> {
+    answer_within_unless(cmd, timeout, &|| false)
+}
+
+/// [`answer_within`], also given up (killed, `TimedOut`) as soon as `stop` says so: cleanup
+/// after Ctrl-C passes "another signal came", so a daemon that does not answer never holds
+/// the exit beyond a second Ctrl-C.
+pub(crate) fn answer_within_unless(
+    mut cmd: Command,
+    timeout: Duration,
+    stop: &dyn Fn() -> bool,
+) -> Result<Output, NoAnswer> {
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -326,7 +347,7 @@ pub(crate) fn answer_within(mut cmd: Command, timeout: Duration) -> Result<Outpu
     loop {
         match child.try_wait() {
             Ok(Some(_)) => break,
-            Ok(None) if started.elapsed() > timeout => {
+            Ok(None) if started.elapsed() > timeout || stop() => {
                 let _ = child.kill();
                 let _ = child.wait();
                 return Err(NoAnswer::TimedOut);

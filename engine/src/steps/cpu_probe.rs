@@ -53,11 +53,20 @@ pub(crate) fn measure(threads: u32) -> CpuReference {
     let single = rounds as f64 / t.elapsed().as_secs_f64();
 
     let t = Instant::now();
-    let rounds: u64 = std::thread::scope(|s| {
+    // A thread limit (pids.max) may start fewer: the total is over the threads that ran.
+    let (rounds, threads): (u64, u32) = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
-            .map(|i| s.spawn(move || run_until(1000 * u64::from(i), t + PHASE)))
+            .map_while(|i| {
+                std::thread::Builder::new()
+                    .spawn_scoped(s, move || run_until(1000 * u64::from(i), t + PHASE))
+                    .ok()
+            })
             .collect();
-        handles.into_iter().map(|h| h.join().unwrap_or(0)).sum()
+        let n = handles.len() as u32;
+        if n == 0 {
+            return (run_until(1000, t + PHASE), 1);
+        }
+        (handles.into_iter().map(|h| h.join().unwrap_or(0)).sum(), n)
     });
     let all = rounds as f64 / t.elapsed().as_secs_f64();
     CpuReference {

@@ -98,6 +98,12 @@ fn run_once(
     setup.enter(&mut command, work, daemon.as_ref().map(|d| d.commands));
     let ran = launch(command, daemon.as_ref());
     let left = cleanup.and_then(|undo| undo());
+    // Interrupted or failed: no result carries the cleanup's note, so it is said now.
+    if ran.is_err()
+        && let Some(left) = &left
+    {
+        eprintln!("warning: {left}");
+    }
     let ran = ran?;
     notes.extend(step.notes(&ran, ctx.yardstick.columns));
     notes.extend(left);

@@ -16,6 +16,39 @@ pub const DEFAULT_REPEAT: u32 = 1;
 /// Bytes in a MiB, for caps given in MiB/s.
 pub(crate) const MIB: u64 = 1024 * 1024;
 
+pub use crate::cgroup::{MAX_CAP_IOPS, check_caps};
+
+/// `--cap-iops` and `--cap-mib-s` as caps, or a usage message naming the option: both above
+/// 0, the iops within what the kernel keeps, and MiB/s times 2^20 within u64.
+pub fn checked_option_caps(cap_iops: u64, cap_mib_s: u64) -> Result<(IoCaps, IoCaps), String> {
+    let iops = IoCaps {
+        riops: Some(cap_iops),
+        wiops: Some(cap_iops),
+        ..Default::default()
+    };
+    check_caps(&iops)
+        .map_err(|why| format!("--cap-iops {cap_iops}: {why}; use 1 to {MAX_CAP_IOPS}"))?;
+    let bps = cap_mib_s.checked_mul(MIB).ok_or_else(|| {
+        format!(
+            "--cap-mib-s {cap_mib_s}: {cap_mib_s} MiB/s is more bytes per second than 64 bits \
+             hold; use 1 to {}",
+            u64::MAX / MIB
+        )
+    })?;
+    let bandwidth = IoCaps {
+        rbps: Some(bps),
+        wbps: Some(bps),
+        ..Default::default()
+    };
+    check_caps(&bandwidth).map_err(|why| {
+        format!(
+            "--cap-mib-s {cap_mib_s}: {why}; use 1 to {}",
+            u64::MAX / MIB
+        )
+    })?;
+    Ok((iops, bandwidth))
+}
+
 /// What the what-if runs need, resolved once before any step runs.
 #[derive(Clone, Debug)]
 pub struct WhatIfOptions {
@@ -56,29 +89,27 @@ impl WhatIfOptions {
     /// The conditions after the normal run, in order.
     pub(crate) fn conditions(&self) -> Vec<Condition> {
         let mut c = vec![Condition::Memory];
-        if self.caps_target.is_ok() {
+        // The options were checked (checked_option_caps) before any step ran; caps that did
+        // not pass are left out rather than written wrong.
+        if self.caps_target.is_ok()
+            && let Ok((iops, bandwidth)) = checked_option_caps(self.cap_iops, self.cap_mib_s)
+        {
             c.push(Condition::Capped {
                 id: "iops-capped".into(),
-                caps: IoCaps {
-                    riops: Some(self.cap_iops),
-                    wiops: Some(self.cap_iops),
-                    ..Default::default()
-                },
+                caps: iops,
             });
             c.push(Condition::Capped {
                 id: "bandwidth-capped".into(),
-                caps: IoCaps {
-                    rbps: Some(self.cap_mib_s * MIB),
-                    wbps: Some(self.cap_mib_s * MIB),
-                    ..Default::default()
-                },
+                caps: bandwidth,
             });
-            if let Some((label, caps)) = &self.like {
-                c.push(Condition::Capped {
-                    id: format!("like:{label}"),
-                    caps: *caps,
-                });
-            }
+        }
+        if self.caps_target.is_ok()
+            && let Some((label, caps)) = &self.like
+        {
+            c.push(Condition::Capped {
+                id: format!("like:{label}"),
+                caps: *caps,
+            });
         }
         if let Some(only) = &self.only {
             c.retain(|c| {
@@ -90,22 +121,63 @@ impl WhatIfOptions {
     }
 }
 
-/// The caps that make this disk look like `record`'s: reads and writes per second from its
-/// rand-read/rand-write IOPS, bytes per second from its seq-read/seq-write MiB/s.
-pub(crate) fn caps_like(record: &Record) -> Result<IoCaps, String> {
+/// Whether `record` has any figure `--like` takes caps from (seq-read, seq-write, rand-read,
+/// rand-write above 0).
+pub(crate) fn has_like_figures(record: &Record) -> bool {
     use record::ColumnId;
-    let fig = |c: ColumnId| {
+    [
+        ColumnId::RandRead,
+        ColumnId::RandWrite,
+        ColumnId::SeqRead,
+        ColumnId::SeqWrite,
+    ]
+    .into_iter()
+    .any(|c| {
         record
             .test(c)
             .and_then(|t| t.headline())
+            .is_some_and(|v| v > 0.0)
+    })
+}
+
+/// The caps that make this disk look like `record`'s: reads and writes per second from its
+/// rand-read/rand-write IOPS, bytes per second from its seq-read/seq-write MiB/s. A figure
+/// that would not survive as a cap (it rounds to 0, which removes a v1 rule, or it is beyond
+/// what the kernel keeps) is an error naming the column, not a cap silently dropped.
+pub(crate) fn caps_like(record: &Record) -> Result<IoCaps, String> {
+    use record::ColumnId;
+    let label = &record.runner.label;
+    let fig = |c: ColumnId, scale: f64, max: u64| -> Result<Option<u64>, String> {
+        let Some(v) = record
+            .test(c)
+            .and_then(|t| t.headline())
             .filter(|v| *v > 0.0)
+        else {
+            return Ok(None);
+        };
+        let scaled = (v * scale).round();
+        if !scaled.is_finite() || scaled < 1.0 || scaled > max as f64 {
+            let unit = if scale == 1.0 { "IOPS" } else { "MiB/s" };
+            return Err(format!(
+                "the {} figure of {label}, {v} {unit}, cannot be a cap: it must come to 1 to \
+                 {max} {} once rounded",
+                c.as_str(),
+                if scale == 1.0 {
+                    "I/Os per second"
+                } else {
+                    "bytes per second"
+                }
+            ));
+        }
+        Ok(Some(scaled as u64))
     };
     let caps = IoCaps {
-        riops: fig(ColumnId::RandRead).map(|v| v.round() as u64),
-        wiops: fig(ColumnId::RandWrite).map(|v| v.round() as u64),
-        rbps: fig(ColumnId::SeqRead).map(|v| (v * MIB as f64).round() as u64),
-        wbps: fig(ColumnId::SeqWrite).map(|v| (v * MIB as f64).round() as u64),
+        riops: fig(ColumnId::RandRead, 1.0, MAX_CAP_IOPS)?,
+        wiops: fig(ColumnId::RandWrite, 1.0, MAX_CAP_IOPS)?,
+        rbps: fig(ColumnId::SeqRead, MIB as f64, u64::MAX)?,
+        wbps: fig(ColumnId::SeqWrite, MIB as f64, u64::MAX)?,
     };
+    check_caps(&caps)?;
     if caps.is_empty() {
         return Err(format!(
             "the record of {} has none of seq-read, seq-write, rand-read, rand-write",

@@ -25,7 +25,6 @@ pub fn preflight(dir: &Path, cgroup_fs: &Path) -> anyhow::Result<Result<CapTarge
              private tmpfs; {NEEDS}"
         )));
     }
-    lock::one_run_at_a_time()?;
     let hierarchy = Hierarchy::detect(cgroup_fs).map_err(|why| {
         usage(format!(
             "--what-if/--like: {why}; {NEEDS} on a kernel with it"
@@ -34,9 +33,40 @@ pub fn preflight(dir: &Path, cgroup_fs: &Path) -> anyhow::Result<Result<CapTarge
     hierarchy
         .check_writable()
         .map_err(|why| usage(format!("--what-if/--like: {why}; {NEEDS}")))?;
-    for name in cgroup::sweep_stale(&hierarchy, Path::new("/proc")) {
-        eprintln!("removed the cgroup {name} a killed run left behind");
-    }
+    lock::one_run_at_a_time(&hierarchy)?;
+    sweep_killed_runs(cgroup_fs);
     memory::sweep_stale_mounts();
     Ok(caps::devices_under(dir).map(|devices| CapTarget { hierarchy, devices }))
+}
+
+/// What a run killed with SIGKILL left in the block-I/O hierarchy: its capped cgroups, and in
+/// them whatever it had moved in (a docker daemon, throttled for every later build on the
+/// host until someone notices). Every `steps` and `run` sweeps at its start, what-if or not,
+/// and says what it released. Needs root; without it (or without a hierarchy) nothing is
+/// touched. Done once per process.
+pub fn sweep_killed_runs(cgroup_fs: &Path) {
+    static DONE: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    if DONE.set(()).is_err() {
+        return;
+    }
+    // SAFETY: geteuid has no preconditions and no side effects.
+    if unsafe { libc::geteuid() } != 0 {
+        return;
+    }
+    let Ok(hierarchy) = Hierarchy::detect(cgroup_fs) else {
+        return;
+    };
+    for swept in cgroup::sweep_stale(&hierarchy, Path::new("/proc")) {
+        if swept.released.is_empty() {
+            eprintln!("removed the cgroup {} a killed run left behind", swept.name);
+        } else {
+            eprintln!(
+                "removed the capped cgroup {} a killed run left behind, and released {} from \
+                 its caps (back to {})",
+                swept.name,
+                swept.released.join(", "),
+                hierarchy.root.display()
+            );
+        }
+    }
 }

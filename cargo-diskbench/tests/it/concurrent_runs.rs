@@ -1,0 +1,428 @@
+//! Runs that share a host (issue 28, classes 1-4): two `steps` runs on one docker daemon,
+//! an interrupted docker build, a daemon that stops answering during the cleanup, and a
+//! what-if run killed while the daemon sat in its capped cgroup.
+//!
+//! The docker tests need a docker engine (skipped without one) and share it with whatever
+//! else runs on the machine.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::{self, sandbox};
+
+fn docker_answers() -> bool {
+    Command::new("docker")
+        .args(["version", "--format", "{{.Server.Version}}"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Images and containers labelled with this run id.
+fn left_of_run(run_id: &str) -> Vec<String> {
+    let filter = format!("label=diskbench.run={run_id}");
+    let mut left = Vec::new();
+    for args in [
+        vec!["image", "ls", "-a", "-q", "--filter", &filter],
+        vec!["ps", "-a", "-q", "--filter", &filter],
+    ] {
+        let out = Command::new("docker").args(&args).output().unwrap();
+        left.extend(
+            String::from_utf8_lossy(&out.stdout)
+                .split_whitespace()
+                .map(|s| format!("{} {s}", args[0])),
+        );
+    }
+    left
+}
+
+/// `steps --only docker-build` with a built-in context of `mib` MiB, the record to `json`.
+fn docker_step(project: &Path, dir: &Path, mib: u32, json: &Path) -> Command {
+    let mut cmd = common::bin();
+    cmd.current_dir(project)
+        .args(["steps", "--only", "docker-build", "--docker-context-mib"])
+        .arg(mib.to_string())
+        .arg("--dir")
+        .arg(dir)
+        .arg("--json")
+        .arg(json)
+        .arg("--results")
+        .arg(project.join("no-results"))
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    cmd
+}
+
+/// The docker-build step's status and run id (from its command's label) in a record.
+fn step_of(json: &Path) -> (String, String, String) {
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    let s = &v["steps"][0];
+    let run_id = s["command"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|a| a.as_str()?.strip_prefix("diskbench.run="))
+        .next()
+        .unwrap()
+        .to_string();
+    (
+        s["status"].as_str().unwrap_or_default().to_string(),
+        s["reason"].as_str().unwrap_or_default().to_string(),
+        run_id,
+    )
+}
+
+/// The run id of the `docker build` a process `parent` started, once it runs.
+fn build_of(parent: u32, limit: Duration) -> Option<(u32, String)> {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        for e in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+                continue;
+            };
+            let ppid = stat
+                .rsplit(')')
+                .next()
+                .and_then(|r| r.split_whitespace().nth(1))
+                .and_then(|p| p.parse::<u32>().ok());
+            if ppid != Some(parent) {
+                continue;
+            }
+            let cmdline = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+            let args: Vec<String> = cmdline
+                .split(|b| *b == 0)
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect();
+            // `docker build ...`, or `/bin/sh .../docker build ...` (a script standing in).
+            if args.iter().take(3).any(|a| a == "build")
+                && let Some(id) = args.iter().find_map(|a| a.strip_prefix("diskbench.run="))
+            {
+                return Some((pid, id.to_string()));
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    None
+}
+
+fn wait_bounded(child: &mut Child, limit: Duration) -> Option<std::process::ExitStatus> {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if let Some(s) = child.try_wait().unwrap() {
+            return Some(s);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
+fn stderr_of(child: &mut Child) -> String {
+    use std::io::Read as _;
+    let mut s = String::new();
+    if let Some(mut e) = child.stderr.take() {
+        let _ = e.read_to_string(&mut s);
+    }
+    s
+}
+
+/// A long docker build and short ones started while it builds, on one daemon, 5 times: the
+/// short runs' cleanup used to prune the long build's untagged intermediate images (a filter
+/// on the step's label alone), and the long build failed with "unknown parent image ID".
+#[test]
+fn concurrent_docker_builds_on_one_daemon_all_succeed_and_leave_nothing() {
+    if !docker_answers() {
+        eprintln!("skipped: no docker engine");
+        return;
+    }
+    let _disk = common::disk_load();
+    for attempt in 1..=5 {
+        let project = sandbox();
+        let (long_dir, short_dir) = (sandbox(), sandbox());
+        let long_json = project.path().join("long.json");
+        let mut long = docker_step(project.path(), long_dir.path(), 64, &long_json)
+            .spawn()
+            .unwrap();
+        let Some((_, long_id)) = build_of(long.id(), Duration::from_secs(300)) else {
+            let _ = long.kill();
+            panic!(
+                "attempt {attempt}: the long build never started: {}",
+                stderr_of(&mut long)
+            );
+        };
+        // Short runs, one after another, as long as the long build runs (at least one).
+        let mut shorts: Vec<PathBuf> = Vec::new();
+        while shorts.is_empty() || long.try_wait().unwrap().is_none() && shorts.len() < 3 {
+            let json = project.path().join(format!("short-{}.json", shorts.len()));
+            let out = docker_step(project.path(), short_dir.path(), 2, &json)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "attempt {attempt}: a short run failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            shorts.push(json);
+        }
+        let status = wait_bounded(&mut long, Duration::from_secs(600));
+        let err = stderr_of(&mut long);
+        assert!(
+            status.is_some_and(|s| s.success()),
+            "attempt {attempt}: the long run: {err}"
+        );
+        let (st, reason, id) = step_of(&long_json);
+        assert_eq!(id, long_id);
+        assert_eq!(
+            st, "ok",
+            "attempt {attempt}: the long build: {reason}\n{err}"
+        );
+        for json in &shorts {
+            let (st, reason, id) = step_of(json);
+            assert_eq!(st, "ok", "attempt {attempt}: a short build: {reason}");
+            assert_eq!(left_of_run(&id), Vec::<String>::new(), "attempt {attempt}");
+        }
+        assert_eq!(
+            left_of_run(&long_id),
+            Vec::<String>::new(),
+            "attempt {attempt}"
+        );
+    }
+}
+
+/// Ctrl-C (or SIGTERM) during a docker build, at several points: the daemon goes on with the
+/// instruction the killed client started and commits its layer after the client is gone (a
+/// 25-200 MB `<none>` image). Once the run has exited, nothing of its build is left.
+#[test]
+fn an_interrupted_docker_build_leaves_no_image_once_the_run_has_exited() {
+    if !docker_answers() {
+        eprintln!("skipped: no docker engine");
+        return;
+    }
+    let _disk = common::disk_load();
+    for (after_ms, sig) in [
+        (300, libc::SIGINT),
+        (1500, libc::SIGINT),
+        (4000, libc::SIGTERM),
+    ] {
+        let project = sandbox();
+        let dir = sandbox();
+        let json = project.path().join("r.json");
+        let mut run = docker_step(project.path(), dir.path(), 64, &json)
+            .spawn()
+            .unwrap();
+        let Some((_, run_id)) = build_of(run.id(), Duration::from_secs(300)) else {
+            let _ = run.kill();
+            panic!("the build never started: {}", stderr_of(&mut run));
+        };
+        std::thread::sleep(Duration::from_millis(after_ms));
+        // SAFETY: a signal to our own child.
+        unsafe { libc::kill(run.id() as i32, sig) };
+        let status = wait_bounded(&mut run, Duration::from_secs(300));
+        let err = stderr_of(&mut run);
+        let status = status.unwrap_or_else(|| panic!("the run did not exit: {err}"));
+        assert_eq!(status.code(), Some(130), "{err}");
+        assert_eq!(
+            left_of_run(&run_id),
+            Vec::<String>::new(),
+            "interrupted {after_ms} ms into the build: {err}"
+        );
+        assert!(!json.exists(), "a record from an interrupted run");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "{err}");
+    }
+}
+
+/// A `docker` that answers `version` and then never again (a daemon that stopped answering):
+/// the cleanup after Ctrl-C gives each call a timeout, and a second signal ends it at once.
+#[test]
+fn ctrl_c_does_not_hang_on_a_docker_daemon_that_stopped_answering() {
+    let bin = sandbox();
+    let docker = bin.path().join("docker");
+    std::fs::write(
+        &docker,
+        "#!/bin/sh\ncase \"$1\" in\n  version) echo 20.10.0; exit 0;;\n  build) sleep 1000;;\n  *) exec sleep 1000;;\nesac\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&docker, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    // (signals, the longest the exit may take after the first)
+    for (second_signal, limit_s) in [(true, 10), (false, 90), (true, 10)] {
+        let project = sandbox();
+        let dir = sandbox();
+        let json = project.path().join("r.json");
+        let mut cmd = docker_step(project.path(), dir.path(), 1, &json);
+        cmd.env("PATH", &path).env_remove("DOCKER_HOST");
+        let mut run = cmd.spawn().unwrap();
+        build_of(run.id(), Duration::from_secs(120)).expect("the fake build never started");
+        std::thread::sleep(Duration::from_millis(300));
+        let sent = Instant::now();
+        // SAFETY: signals to our own child.
+        unsafe { libc::kill(run.id() as i32, libc::SIGINT) };
+        if second_signal {
+            std::thread::sleep(Duration::from_millis(1500));
+            // SAFETY: a signal to our own child, still unreaped.
+            unsafe { libc::kill(run.id() as i32, libc::SIGINT) };
+        }
+        let status = wait_bounded(&mut run, Duration::from_secs(limit_s));
+        let err = stderr_of(&mut run);
+        let took = sent.elapsed();
+        let status = status.unwrap_or_else(|| {
+            panic!("no exit within {limit_s} s of Ctrl-C (second: {second_signal}): {err}")
+        });
+        assert_eq!(status.code(), Some(130), "{err}");
+        assert!(
+            err.contains("docker image rm -f diskbench-step-"),
+            "the image left is named with the command that removes it: {err}"
+        );
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "{err}");
+        eprintln!("exit {took:?} after Ctrl-C (second signal: {second_signal})");
+    }
+}
+
+/// A capped cgroup as a what-if run killed with SIGKILL leaves it: named for a pid that no
+/// longer runs, 1000 write IOPS on every disk, and a process inside (standing in for dockerd).
+struct KilledRunGroup {
+    dir: PathBuf,
+    inside: Child,
+}
+
+impl KilledRunGroup {
+    fn new(tag: &str) -> Option<KilledRunGroup> {
+        let root = Path::new("/sys/fs/cgroup/blkio");
+        if !is_root() || !root.join("blkio.throttle.write_iops_device").exists() {
+            return None;
+        }
+        // pid_max is at most 2^22: this pid never runs.
+        let dir = root.join(format!("cargo-diskbench-4194400-{tag}"));
+        std::fs::create_dir(&dir).unwrap();
+        let dev =
+            std::fs::read_to_string("/sys/class/block/vda/dev").unwrap_or_else(|_| "254:0".into());
+        let _ = std::fs::write(
+            dir.join("blkio.throttle.write_iops_device"),
+            format!("{} 1000", dev.trim()),
+        );
+        let inside = Command::new("sleep").arg("600").spawn().unwrap();
+        std::fs::write(dir.join("cgroup.procs"), inside.id().to_string()).unwrap();
+        Some(KilledRunGroup { dir, inside })
+    }
+
+    fn blkio_cgroup_of_inside(&self) -> String {
+        let text = std::fs::read_to_string(format!("/proc/{}/cgroup", self.inside.id())).unwrap();
+        text.lines()
+            .find_map(|l| {
+                let mut p = l.splitn(3, ':');
+                let (_, c, path) = (p.next()?, p.next()?, p.next()?);
+                c.split(',').any(|c| c == "blkio").then(|| path.to_string())
+            })
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for KilledRunGroup {
+    fn drop(&mut self) {
+        let _ = self.inside.kill();
+        let _ = self.inside.wait();
+        if self.dir.exists() {
+            let _ = std::fs::write(
+                "/sys/fs/cgroup/blkio/cgroup.procs",
+                self.inside.id().to_string(),
+            );
+            let _ = std::fs::remove_dir(&self.dir);
+        }
+    }
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// A what-if run killed with SIGKILL while the docker daemon sat in its capped cgroup left the
+/// host's Docker engine throttled until the next `--what-if` run. Every `steps` and `run`
+/// now releases it at its start, what-if or not, and says so.
+#[test]
+fn a_daemon_left_capped_by_a_killed_what_if_run_is_released_by_the_next_run() {
+    if KilledRunGroup::new("probe").is_none() {
+        eprintln!("skipped: needs root and cgroup v1 blkio");
+        return;
+    }
+    let _disk = common::disk_load();
+    let variants: [(&str, &[&str]); 3] = [
+        (
+            "steps",
+            &["steps", "--only", "sqlite", "--sqlite-transactions", "20"],
+        ),
+        (
+            "run",
+            &[
+                "run",
+                "--no-steps",
+                "--no-site",
+                "--only",
+                "seq-read",
+                "--size",
+                "4M",
+                "--runtime",
+                "1",
+                "--ramp",
+                "0",
+            ],
+        ),
+        (
+            "steps --what-if",
+            &[
+                "steps",
+                "--what-if",
+                "--what-if-only",
+                "memory",
+                "--only",
+                "sqlite",
+                "--sqlite-transactions",
+                "20",
+            ],
+        ),
+    ];
+    for (k, (what, args)) in variants.iter().enumerate() {
+        let group = KilledRunGroup::new(&format!("t{k}")).unwrap();
+        assert_eq!(
+            group.blkio_cgroup_of_inside(),
+            format!("/{}", group.dir.file_name().unwrap().to_string_lossy())
+        );
+        let project = sandbox();
+        let dir = sandbox();
+        let out = common::bin()
+            .current_dir(project.path())
+            .args(*args)
+            .arg("--dir")
+            .arg(dir.path())
+            .arg("--results")
+            .arg(project.path().join("res"))
+            .env_remove("GITHUB_STEP_SUMMARY")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{what}: {stderr}");
+        assert!(
+            !group.dir.exists(),
+            "{what}: the killed run's group is still there"
+        );
+        assert_eq!(group.blkio_cgroup_of_inside(), "/", "{what}: still capped");
+        assert!(
+            stderr.contains(&format!("released sleep ({})", group.inside.id())),
+            "{what}: the run says what it released: {stderr}"
+        );
+    }
+}
