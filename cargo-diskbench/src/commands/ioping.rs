@@ -13,28 +13,28 @@ pub struct IopingArgs {
     /// A folder (a temporary file is made in it) or a file (only read)
     #[arg(value_name = "DIR|FILE")]
     pub target: PathBuf,
-    /// Stop after COUNT requests (ioping's default: never)
+    /// Stop after COUNT requests (not given: never, as in ioping)
     #[arg(short = 'c', long = "count", value_name = "COUNT")]
     pub count: Option<String>,
-    /// Time between requests (ioping's default: 1 s)
+    /// Time between requests (not given: 1 s, as in ioping)
     #[arg(short = 'i', long = "interval", value_name = "TIME")]
     pub interval: Option<String>,
-    /// Request size (ioping's default: 4k)
+    /// Request size (not given: 4k, as in ioping)
     #[arg(short = 's', long = "size", value_name = "SIZE")]
     pub size: Option<String>,
-    /// Working set (ioping's default: 1m in a folder, the whole file)
+    /// Working set (not given: 1m in a folder, the whole file, as in ioping)
     #[arg(short = 'S', long = "work-size", value_name = "SIZE")]
     pub work_size: Option<String>,
-    /// Stop after TIME (ioping's default: never)
+    /// Stop after TIME (not given: never, as in ioping)
     #[arg(short = 'w', long = "deadline", value_name = "TIME")]
     pub deadline: Option<String>,
-    /// Direct I/O, O_DIRECT (ioping's default: off, buffered with the cache dropped)
+    /// Direct I/O, O_DIRECT (not given: off, buffered with the cache dropped, as in ioping)
     #[arg(short = 'D', long = "direct")]
     pub direct: bool,
-    /// Cached I/O: keep the page cache, no fsync after writes (default: off)
+    /// Cached I/O: keep the page cache, no fsync after writes (off unless given)
     #[arg(short = 'C', long = "cached")]
     pub cached: bool,
-    /// Write requests (a folder only; default: reads)
+    /// Write requests (a folder only; reads unless given)
     #[arg(short = 'W', long = "write")]
     pub write: bool,
     /// Rate test: no pause, 3 s, a 64m working set, quiet (unless -i, -w, -S say otherwise)
