@@ -89,6 +89,7 @@ mod tests {
     /// default of its own (a typed default drifts from the constant).
     #[test]
     fn help_shows_each_default_equal_to_its_constant() {
+        use crate::commands::device;
         use engine::steps::{cargo_build, docker_build, sqlite, what_if::options as what_if};
         use engine::suite;
         use record::results::{DEFAULT_RESULTS_DIR, DEFAULT_SITE_DIR};
@@ -133,6 +134,9 @@ mod tests {
             ("site", "results", DEFAULT_RESULTS_DIR.to_string()),
             ("site", "out", DEFAULT_SITE_DIR.to_string()),
             ("import", "results", DEFAULT_RESULTS_DIR.to_string()),
+            ("device", "offset", device::DEFAULT_OFFSET.to_string()),
+            ("device", "size", device::DEFAULT_REGION.to_string()),
+            ("device", "runtime", device::DEFAULT_RUNTIME_S.to_string()),
         ];
         cases.extend(what_if_cases("run"));
         cases.extend(what_if_cases("steps"));

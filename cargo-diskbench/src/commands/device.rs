@@ -11,19 +11,26 @@ use record::Provisioned;
 use record::error::usage;
 use record::size::{SizeDialect, format_bytes, parse_size};
 
+/// Where the region starts when `--offset` is not given: the device's first byte.
+pub const DEFAULT_OFFSET: &str = "0";
+/// How much is read when `--size` is not given.
+pub const DEFAULT_REGION: &str = "1G";
+/// The most seconds a test's first pass takes when `--runtime` is not given.
+pub const DEFAULT_RUNTIME_S: f64 = 10.0;
+
 #[derive(clap::Args, Debug)]
 pub struct DeviceArgs {
     /// The block device to read, e.g. /dev/nvme0n1p1 (a mounted partition is fine)
     #[arg(value_name = "DEVICE")]
     pub device: PathBuf,
     /// Where the region starts on the device, bytes (K, M, G; a multiple of 1 MiB)
-    #[arg(long, value_name = "BYTES", default_value = "0")]
+    #[arg(long, value_name = "BYTES", default_value = DEFAULT_OFFSET)]
     pub offset: String,
     /// How much of the device to read; each of the four tests reads a quarter, twice
-    #[arg(long, value_name = "BYTES", default_value = "1G")]
+    #[arg(long, value_name = "BYTES", default_value = DEFAULT_REGION)]
     pub size: String,
     /// The most seconds a test's first pass takes (its second pass reads the same blocks)
-    #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = super::run::runtime_secs)]
+    #[arg(long, value_name = "SECS", default_value_t = DEFAULT_RUNTIME_S, value_parser = super::run::runtime_secs)]
     pub runtime: f64,
     /// The volume's provisioned limit, IOPS,BANDWIDTH (e.g. 3000,125M): figures as a share of it
     #[arg(long, value_name = "IOPS,BANDWIDTH", value_parser = super::run::provisioned)]
