@@ -4,7 +4,8 @@
 # `cargo diskbench fio FILE.fio` and through `fio FILE.fio`, in alternating pairs (fio first in
 # odd pairs, ours first in even ones), each run on a file neither has seen (removed before
 # every run). Prints every run's IOPS, the per-pair ratio ours/fio, and the load average
-# before each run.
+# before each run; then per file the medians, fio's own run-to-run band (its lowest and highest
+# run over its median) and whether the engine's median over fio's lies inside that band.
 #
 # usage: bench/vs-fio-jobfile.sh [--dir DIR] [--size SIZE] [--runtime S] [--pairs N] [--bin PATH]
 # needs: fio, jq; builds the release binary unless --bin is given.
@@ -31,6 +32,7 @@ if [ -z "$bin" ]; then
     bin="$repo/target/release/cargo-diskbench"
 fi
 mkdir -p "$dir"
+rm -f "$dir/iops.txt"
 data="$dir/testfio"
 for kind in read write; do
     rw=rand$kind
@@ -76,6 +78,21 @@ for kind in read write; do
         fi
         ratio=$(awk -v o="$o" -v f="$f" 'BEGIN { printf "%.3f", o / f }')
         printf '%s.fio %d %s [%s] %.0f [%s] %.0f %s\n' "$kind" "$p" "$order" "$lo" "$o" "$lf" "$f" "$ratio"
+        echo "$kind $o $f" >> "$dir/iops.txt"
     done
+done
+echo
+echo "file ours_median fio_median ours/fio fio_band verdict"
+for kind in read write; do
+    awk -v k="$kind" 'BEGIN { n = 0 } $1 == k { o[n] = $2; f[n] = $3; n++ }
+        function median(a, m,   i, j, t) {
+            for (i = 0; i < m; i++) for (j = i + 1; j < m; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+            return m % 2 ? a[int(m / 2)] : (a[m / 2 - 1] + a[m / 2]) / 2
+        }
+        END {
+            mo = median(o, n); mf = median(f, n); lo = f[0]; hi = f[n - 1]
+            r = mo / mf; inside = (r >= lo / mf && r <= hi / mf) ? "inside fio'"'"'s band" : "OUTSIDE fio'"'"'s band"
+            printf "%s.fio %.0f %.0f %.3f %.3f-%.3f %s\n", k, mo, mf, r, lo / mf, hi / mf, inside
+        }' "$dir/iops.txt"
 done
 rm -f "$data"
