@@ -18,6 +18,17 @@ pub fn run(args: &[&str]) -> Output {
         .expect("cannot start cargo-diskbench")
 }
 
+/// `cargo diskbench fio ARGS` run in `dir` (a disk-loading run: see [`disk_load`]).
+pub fn fio_cmd(dir: &std::path::Path, args: &[&str]) -> Output {
+    let _load = disk_load();
+    bin()
+        .current_dir(dir)
+        .arg("fio")
+        .args(args)
+        .output()
+        .expect("cannot start cargo-diskbench")
+}
+
 /// A file system of `fstype` mounted on `at` (made if missing) for the life of the guard, with
 /// `opts` (`-o`, none when empty). Mounting needs root: the tests that use it are `#[ignore]`d
 /// and `.ci/run` runs them as root.
