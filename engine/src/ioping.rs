@@ -21,6 +21,7 @@ use std::time::Duration;
 use anyhow::Result;
 use record::error::usage;
 use record::random::FastRng;
+use record::size::{self, SizeDialect};
 
 use crate::cpu::mono_ns;
 use crate::hist::LatencyHist;
@@ -53,29 +54,10 @@ pub struct IopingOptions {
 }
 
 /// `-s`, `-S`: ioping's `size_suffix` (`k`, `m`, `KiB`, ... all powers of 1024; `sector`,
-/// `page`), case-insensitive, a decimal figure allowed.
+/// `page`), case-insensitive, a decimal figure allowed: [`SizeDialect::Ioping`].
 pub fn parse_size(option: &str, text: &str) -> Result<u64> {
-    const SFX: &[(&str, u64)] = &[
-        ("pib", 1 << 50),
-        ("tib", 1 << 40),
-        ("gib", 1 << 30),
-        ("mib", 1 << 20),
-        ("kib", 1 << 10),
-        ("b", 1),
-        ("", 1),
-        ("k", 1 << 10),
-        ("kb", 1 << 10),
-        ("m", 1 << 20),
-        ("mb", 1 << 20),
-        ("g", 1 << 30),
-        ("gb", 1 << 30),
-        ("t", 1 << 40),
-        ("tb", 1 << 40),
-        ("pb", 1 << 50),
-        ("sector", 512),
-        ("page", 4096),
-    ];
-    suffixed(option, text, SFX, "a size such as 4k, 1m, 64KiB")
+    size::parse_size(text, SizeDialect::Ioping)
+        .ok_or_else(|| not_a(option, text, "a size such as 4k, 1m, 64KiB"))
 }
 
 /// `-i`, `-w`: ioping's `time_suffix` (seconds by default; `us`, `ms`, `s`, `min`, `hour`, ...),
@@ -111,25 +93,13 @@ pub fn parse_count(option: &str, text: &str) -> Result<u64> {
     suffixed(option, text, SFX, "a whole number such as 20")
 }
 
+/// ioping's `parse_suffix` over `sfx`, or the usage error naming the option.
 fn suffixed(option: &str, text: &str, sfx: &[(&str, u64)], what: &str) -> Result<u64> {
-    let bad = || usage(format!("{option} {text}: not {what}"));
-    let t = text.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let n: f64 = num.parse().map_err(|_| bad())?;
-    let unit = unit.to_ascii_lowercase();
-    let mul = sfx
-        .iter()
-        .find(|(s, _)| *s == unit)
-        .map(|(_, m)| *m)
-        .ok_or_else(bad)?;
-    let v = n * mul as f64;
-    if !(v.is_finite() && v >= 0.0 && v < u64::MAX as f64) {
-        return Err(bad());
-    }
-    Ok(v as u64)
+    size::parse_suffixed(text, sfx).ok_or_else(|| not_a(option, text, what))
+}
+
+fn not_a(option: &str, text: &str, what: &str) -> anyhow::Error {
+    usage(format!("{option} {text}: not {what}"))
 }
 
 /// ioping's `print_suffix`: the largest unit the value reaches, 0, 1 or 2 decimals.
@@ -156,17 +126,9 @@ fn print_suffix(val: u64, sfx: &[(&str, u64)]) -> String {
 
 /// Sizes as ioping prints them ("4 KiB", "252.0 GiB").
 pub fn print_size(val: u64) -> String {
-    print_suffix(
-        val,
-        &[
-            ("PiB", 1 << 50),
-            ("TiB", 1 << 40),
-            ("GiB", 1 << 30),
-            ("MiB", 1 << 20),
-            ("KiB", 1 << 10),
-            ("B", 1),
-        ],
-    )
+    // ioping prints in the units its table starts with: the first whose multiplier the
+    // value reaches, down to bytes.
+    print_suffix(val, size::IOPING_SIZE_SUFFIXES)
 }
 
 /// Times as ioping prints them ("235.7 us", "1.02 s").

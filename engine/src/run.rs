@@ -19,7 +19,7 @@ use crate::job::{EngineChoice, JobSpec, Layout, Termination};
 use crate::job_loop::{Gate, Plan, READ, WRITE, WorkerError, WorkerStats, run_worker};
 use crate::testfile::{self, CreatedFiles, OpenedFile};
 use record::size::format_bytes as format_size;
-use record::{BackendKind, Cpu, DirectionStats, EngineUsed, FilePreparation, TestResult};
+use record::{BackendKind, Cpu, DirectionStats, EngineUsed, FilePreparation, Medium, TestResult};
 
 /// What a running job tells the caller (the progress bar or the CI log lines).
 #[derive(Debug)]
@@ -272,23 +272,40 @@ fn choose_engine(
     spec: &JobSpec,
     files: &[OpenedFile],
 ) -> Result<(BackendKind, Option<String>, Option<String>)> {
-    let memory = files.first().is_some_and(|f| is_memory_backed(&f.file));
+    let medium = match files.first() {
+        Some(f) if is_memory_backed(&f.file) => {
+            if files.iter().all(|f| f.direct) {
+                Medium::MemoryDirect
+            } else {
+                Medium::MemoryBuffered
+            }
+        }
+        _ => Medium::Disk,
+    };
     let (wanted, note) = match spec.engine {
         EngineChoice::Psync => (BackendKind::Psync, None),
         EngineChoice::IoUring => (BackendKind::IoUring, None),
         EngineChoice::Libaio => (BackendKind::Libaio, None),
         EngineChoice::Auto => {
-            let kind = BackendKind::auto(spec.iodepth, memory);
+            let kind = BackendKind::auto(spec.iodepth, medium);
             // On memory the backend is the figure: psync would read well above a published
             // tmpfs row made on the same memory (docs/design/memory-backed-filesystems.md).
-            let note = (memory && kind == BackendKind::Libaio).then(|| {
-                "memory-backed filesystem: every I/O completes inside the system call, so the \
-                 figure is the cost of the I/O path; auto took libaio's path, the published \
-                 harness's (fio --ioengine=libaio), so it compares with published tmpfs rows \
-                 (--engine psync gives the cheapest path)"
-                    .to_string()
-            });
-            (kind, note)
+            let note = match medium {
+                Medium::MemoryDirect => Some(
+                    "memory-backed filesystem: every I/O completes inside the system call, so \
+                     the figure is the cost of the I/O path; auto took libaio's path, the \
+                     published harness's (fio --ioengine=libaio), so it compares with \
+                     published tmpfs rows (--engine psync gives the cheapest path)",
+                ),
+                Medium::MemoryBuffered => Some(
+                    "memory-backed filesystem without O_DIRECT: every I/O completes inside the \
+                     system call and the published harness (always O_DIRECT) made no row here, \
+                     so auto took psync, which times each I/O on its own (libaio would copy a \
+                     whole queue of I/Os before reaping the first)",
+                ),
+                Medium::Disk => None,
+            };
+            (kind, note.map(String::from))
         }
     };
     let probe = match wanted {

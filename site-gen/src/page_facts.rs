@@ -9,8 +9,8 @@
 //!   they are tried;
 //! - `{{ flagged_mount_options() }}`: `record::storage_rules::FSYNC_OPTIONS`;
 //! - `{{ column_settings() }}`: `ColumnId::settings` for every column (the engine builds each
-//!   column's job from the same table), with the backend `BackendKind::auto` picks on a disk
-//!   and on tmpfs;
+//!   column's job from the same table), with the backend `BackendKind::auto` picks on a disk,
+//!   on tmpfs (O_DIRECT) and on ramfs (buffered);
 //! - `{{ published(class="local-nvme", column="sync-write", figure="p99", stat="range") }}`:
 //!   a figure over the rows of the published CSV (`fixtures/published/`) of that storage class
 //!   (and `variant`, if given). `figure`: `iops`, `mib_s`, `p99` (latency), `mean` (one second
@@ -22,7 +22,7 @@
 //! - `{{ placeholders() }}`: this list, from [`PLACEHOLDERS`].
 
 use record::storage_rules::{DiskRule, FsRule};
-use record::{BackendKind, ColumnId, ColumnSettings, Record, StorageClass};
+use record::{BackendKind, ColumnId, ColumnSettings, Medium, Record, StorageClass};
 
 use crate::stats::{fmt_ns, fmt_sig};
 
@@ -350,9 +350,9 @@ pub(crate) fn cache_ceilings(rows: &[record::ceiling::ClassCeiling]) -> String {
 /// Each column's job as the suite builds it, and the backend `--engine auto` picks for it.
 pub(crate) fn column_settings(columns: &[(ColumnId, ColumnSettings)]) -> String {
     let mut md = String::from(
-        "| column | pattern | block | jobs × in flight | after each write | `auto` on a disk | `auto` on tmpfs/ramfs |\n|---|---|---|---|---|---|---|\n",
+        "| column | pattern | block | jobs × in flight | after each write | `auto` on a disk | `auto` on tmpfs | `auto` on ramfs |\n|---|---|---|---|---|---|---|---|\n",
     );
-    let backend = |depth: u32, memory: bool| BackendKind::auto(depth, memory).as_str();
+    let backend = |depth: u32, medium: Medium| BackendKind::auto(depth, medium).as_str();
     for (c, job) in columns {
         let sync = match job.fdatasync_every {
             None => "—".to_string(),
@@ -360,15 +360,17 @@ pub(crate) fn column_settings(columns: &[(ColumnId, ColumnSettings)]) -> String 
             Some(n) => format!("`fdatasync` every {n}"),
         };
         md.push_str(&format!(
-            "| `{}` | {} | {} | {} × {} | {} | {} | {} |\n",
+            "| `{}` | {} | {} | {} × {} | {} | {} | {} | {} |\n",
             c.as_str(),
             job.rw,
             record::size::format_bytes(job.block_bytes),
             job.numjobs,
             job.iodepth,
             sync,
-            backend(job.iodepth, false),
-            backend(job.iodepth, true),
+            backend(job.iodepth, Medium::Disk),
+            // tmpfs takes O_DIRECT (since Linux 6.6, as on the runners); ramfs never does.
+            backend(job.iodepth, Medium::MemoryDirect),
+            backend(job.iodepth, Medium::MemoryBuffered),
         ));
     }
     md
@@ -642,19 +644,21 @@ mod tests {
     fn column_settings_and_the_auto_engine_come_from_the_suite() {
         let facts = PageFacts::from_code().unwrap();
         let md = column_settings(&facts.columns);
-        // qd1-read: 4 KiB random reads, one job, depth 1, psync under auto on a disk and
-        // libaio (the published harness's path) on tmpfs.
+        // qd1-read: 4 KiB random reads, one job, depth 1, psync under auto on a disk,
+        // libaio (the published harness's path) on tmpfs and psync on ramfs (no O_DIRECT).
         assert!(
-            md.contains("| `qd1-read` | randread | 4 KiB | 1 × 1 | — | psync | libaio |"),
+            md.contains("| `qd1-read` | randread | 4 KiB | 1 × 1 | — | psync | libaio | psync |"),
             "{md}"
         );
         assert!(
-            md.contains("| `rand-read` | randread | 4 KiB | 4 × 32 | — | io_uring | libaio |"),
+            md.contains(
+                "| `rand-read` | randread | 4 KiB | 4 × 32 | — | io_uring | libaio | psync |"
+            ),
             "{md}"
         );
-        assert!(
-            md.contains("| `sync-write` | write | 4 KiB | 1 × 1 | `fdatasync` | psync | libaio |")
-        );
+        assert!(md.contains(
+            "| `sync-write` | write | 4 KiB | 1 × 1 | `fdatasync` | psync | libaio | psync |"
+        ));
         let html = page("methodology");
         for c in ColumnId::ALL {
             assert!(
@@ -673,8 +677,9 @@ mod tests {
             }
         }
         assert!(
-            column_settings(&deeper)
-                .contains("| `qd1-read` | randread | 4 KiB | 1 × 8 | — | io_uring | libaio |")
+            column_settings(&deeper).contains(
+                "| `qd1-read` | randread | 4 KiB | 1 × 8 | — | io_uring | libaio | psync |"
+            )
         );
     }
 

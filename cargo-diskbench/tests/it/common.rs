@@ -18,6 +18,54 @@ pub fn run(args: &[&str]) -> Output {
         .expect("cannot start cargo-diskbench")
 }
 
+/// `cargo diskbench fio ARGS` run in `dir` (a disk-loading run: see [`disk_load`]).
+pub fn fio_cmd(dir: &std::path::Path, args: &[&str]) -> Output {
+    let _load = disk_load();
+    bin()
+        .current_dir(dir)
+        .arg("fio")
+        .args(args)
+        .output()
+        .expect("cannot start cargo-diskbench")
+}
+
+/// A file system of `fstype` mounted on `at` (made if missing) for the life of the guard, with
+/// `opts` (`-o`, none when empty). Mounting needs root: the tests that use it are `#[ignore]`d
+/// and `.ci/run` runs them as root.
+pub struct Mounted(PathBuf);
+
+impl Mounted {
+    pub fn new(fstype: &str, opts: &str, at: &std::path::Path) -> Mounted {
+        require_root();
+        std::fs::create_dir_all(at).unwrap();
+        let mut mount = Command::new("mount");
+        mount.args(["-t", fstype]);
+        if !opts.is_empty() {
+            mount.args(["-o", opts]);
+        }
+        let ok = mount
+            .arg(fstype)
+            .arg(at)
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "cannot mount {fstype} on {}", at.display());
+        Mounted(at.to_path_buf())
+    }
+}
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let unmounted = Command::new("umount")
+            .arg(&self.0)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !unmounted {
+            // Busy for a moment (a child just exited): detach it rather than leak the mount.
+            let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+        }
+    }
+}
+
 /// For a test that needs root (`#[ignore]`d, so `.ci/run` runs it as root with `--ignored`):
 /// fails at once, saying so, when run without root.
 pub fn require_root() {

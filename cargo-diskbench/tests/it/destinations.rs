@@ -38,6 +38,13 @@ fn run_bounded(mut cmd: Command) -> (Option<i32>, String) {
     (code, std::fs::read_to_string(&err).unwrap_or_default())
 }
 
+/// `run` with its test files in `dir`, its record in `results`, no site, then `extra`.
+fn run_args<'a>(dir: &'a str, results: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["run", "--dir", dir, "--results", results, "--no-site"];
+    args.extend_from_slice(extra);
+    args
+}
+
 #[test]
 fn blocking_destinations_are_refused_before_anything_runs() {
     let sb = sandbox();
@@ -57,44 +64,10 @@ fn blocking_destinations_are_refused_before_anything_runs() {
     let cases: Vec<(Vec<&str>, Option<&str>, &str)> = vec![
         (vec!["steps", "--dir", d, "--json", f], None, "--json"),
         (vec!["steps", "--dir", d, "--json", s], None, "--json"),
-        (
-            vec!["run", "--dir", d, "--results", r, "--no-site", "--json", f],
-            None,
-            "--json",
-        ),
-        (
-            vec![
-                "run",
-                "--dir",
-                d,
-                "--results",
-                r,
-                "--no-site",
-                "--markdown",
-                f,
-            ],
-            None,
-            "--markdown",
-        ),
-        (
-            vec![
-                "run",
-                "--dir",
-                d,
-                "--results",
-                r,
-                "--no-site",
-                "--markdown",
-                s,
-            ],
-            None,
-            "--markdown",
-        ),
-        (
-            vec!["run", "--dir", d, "--results", r, "--no-site"],
-            Some(f),
-            "$GITHUB_STEP_SUMMARY",
-        ),
+        (run_args(d, r, &["--json", f]), None, "--json"),
+        (run_args(d, r, &["--markdown", f]), None, "--markdown"),
+        (run_args(d, r, &["--markdown", s]), None, "--markdown"),
+        (run_args(d, r, &[]), Some(f), "$GITHUB_STEP_SUMMARY"),
         (
             vec!["merge", "--into", r, d],
             Some(f),

@@ -401,49 +401,11 @@ fn file_size_limit_mid_run_is_a_clear_error_and_leaves_nothing() {
     assert!(leftovers(dir.path()).is_empty(), "test files removed");
 }
 
-/// A small tmpfs (needs root to mount: the tests using it are `#[ignore]`d and run as root).
-struct SmallTmpfs {
-    dir: tempfile::TempDir,
-}
-
-impl SmallTmpfs {
-    fn mount(size: &str) -> SmallTmpfs {
-        common::require_root();
-        let dir = workdir();
-        let ok = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
-            .arg(dir.path())
-            .status()
-            .is_ok_and(|s| s.success());
-        assert!(ok, "cannot mount a tmpfs on {}", dir.path().display());
-        SmallTmpfs { dir }
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-}
-
-impl Drop for SmallTmpfs {
-    fn drop(&mut self) {
-        let unmounted = Command::new("umount")
-            .arg(self.dir.path())
-            .status()
-            .is_ok_and(|s| s.success());
-        if !unmounted {
-            // Busy for a moment (a child just exited): detach it rather than leak the mount.
-            let _ = Command::new("umount")
-                .arg("-l")
-                .arg(self.dir.path())
-                .status();
-        }
-    }
-}
-
 #[test]
 #[ignore = "needs root: .ci/run runs these as root with --ignored"]
 fn disk_full_before_and_during_the_run_is_a_clear_error_and_leaves_nothing() {
-    let fs = SmallTmpfs::mount("8M");
+    let fs = workdir();
+    let _mounted = common::Mounted::new("tmpfs", "size=8M", fs.path());
     // Found before anything is written: the file would not fit.
     let out = output(run_cmd(fs.path(), &["--only", "qd1-read"]));
     let err = stderr(&out);
@@ -621,8 +583,9 @@ fn explicit_engines_are_honoured() {
 }
 
 /// On tmpfs every I/O completes inside the system call, so the figure is the I/O path's cost:
-/// auto takes the published harness's path there (libaio, at every depth) and says why; on the
-/// work disk, io_uring at depth and psync at depth 1.
+/// auto takes the published harness's path there (libaio, at every depth) where the file took
+/// O_DIRECT (tmpfs since Linux 6.6), psync where it did not, and says why; on the work disk,
+/// io_uring at depth and psync at depth 1.
 #[test]
 fn auto_uses_libaio_on_memory_and_io_uring_on_a_disk() {
     if !io_uring_available() {
@@ -646,16 +609,9 @@ fn auto_uses_libaio_on_memory_and_io_uring_on_a_disk() {
     ));
     assert!(out.status.success(), "{}", stderr(&out));
     let record = only_record(results.path());
-    for t in &record.tests {
-        assert_eq!(t.engine.used, "libaio", "{}", t.id);
-        assert!(t.engine.fallback.is_none(), "a choice, not a fallback");
-        assert!(
-            t.notes.iter().any(|n| n.contains("memory-backed")),
-            "{:?}",
-            t.notes
-        );
-    }
-    // libaio times the sync apart from its write, as fio's libaio engine reports it.
+    assert_auto_on_memory(&record);
+    // libaio (and psync, where tmpfs refused O_DIRECT) times the sync apart from its write, as
+    // fio's libaio engine reports it.
     let w = record
         .test(ColumnId::SyncWrite)
         .unwrap()
@@ -683,6 +639,87 @@ fn auto_uses_libaio_on_memory_and_io_uring_on_a_disk() {
     let t = &only_record(disk.path()).tests[0];
     assert_eq!(t.engine.used, "io_uring");
     assert!(!t.notes.iter().any(|n| n.contains("memory-backed")));
+}
+
+/// auto's choice on memory, for every column of `record`: libaio where the file took O_DIRECT,
+/// psync where it did not; a choice, not a fallback, and the record says why.
+fn assert_auto_on_memory(record: &Record) {
+    for t in &record.tests {
+        let want = if t.engine.direct { "libaio" } else { "psync" };
+        assert_eq!(t.engine.used, want, "{}: direct {}", t.id, t.engine.direct);
+        assert!(t.engine.fallback.is_none(), "a choice, not a fallback");
+        assert!(
+            t.notes.iter().any(|n| n.contains("memory-backed")),
+            "{:?}",
+            t.notes
+        );
+    }
+}
+
+/// A 1 s run of the write columns `only` on memory-backed `dir`, its record kept in `results`:
+/// every column measures, and rand-write's 4 KiB writes number more than 1000, which memory
+/// does in 1 s on any machine (a CPU-starved one included), whatever the backend.
+fn measures_on_memory(dir: &Path, results: &Path, only: &str) -> Record {
+    let out = output(run_cmd(
+        results,
+        &[
+            "--only",
+            only,
+            "--dir",
+            dir.to_str().unwrap(),
+            "--size",
+            "4M",
+            "--runtime",
+            "1",
+            "--ramp",
+            "0",
+        ],
+    ));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let record = only_record(results);
+    for t in &record.tests {
+        assert!(t.write.as_ref().unwrap().ios > 0, "{}", t.id);
+    }
+    let rand_write = record.test(ColumnId::RandWrite).unwrap();
+    let ios = rand_write.write.as_ref().unwrap().ios;
+    assert!(ios > 1000, "{ios} 4 KiB writes in 1 s on memory");
+    assert_auto_on_memory(&record);
+    record
+}
+
+/// tmpfs: libaio where it takes O_DIRECT. Only the 4 KiB column: at depth 32, libaio copies
+/// 32 whole I/Os before it reaps the first (as fio does there), so on a starved CPU a 1 MiB
+/// column can end its window before one is counted.
+#[test]
+fn a_second_on_tmpfs_measures_many_ios_on_the_backend_recorded() {
+    let Some(mem) = shm_tempdir() else {
+        return;
+    };
+    let results = workdir();
+    measures_on_memory(mem.path(), results.path(), "rand-write");
+}
+
+/// ramfs never takes O_DIRECT: auto runs psync there, one I/O in flight per job, and says so.
+/// seq-write is the column libaio left with no completed I/O in a short window on a busy
+/// machine (docs/design/memory-backed-filesystems.md).
+#[test]
+#[ignore = "needs root: .ci/run runs these as root with --ignored"]
+fn a_second_on_ramfs_measures_many_ios_with_psync() {
+    let mnt = workdir();
+    let _mounted = common::Mounted::new("ramfs", "", mnt.path());
+    let results = workdir();
+    let record = measures_on_memory(mnt.path(), results.path(), "seq-write,rand-write");
+    for t in &record.tests {
+        assert!(!t.engine.direct, "{}: ramfs took O_DIRECT", t.id);
+        assert_eq!(t.engine.used, "psync", "{}", t.id);
+        assert!(
+            t.notes.iter().any(|n| n.contains("without O_DIRECT"))
+                && t.notes.iter().any(|n| n.contains("--iodepth 32 ran as 1")),
+            "{}: {:?}",
+            t.id,
+            t.notes
+        );
+    }
 }
 
 /// Issue 11: a write column writes into new files allocated as fio allocates them by default

@@ -16,16 +16,6 @@ fn work_dir() -> tempfile::TempDir {
         .unwrap()
 }
 
-fn run_in(dir: &Path, args: &[&str]) -> Output {
-    let _load = common::disk_load();
-    common::bin()
-        .current_dir(dir)
-        .arg("fio")
-        .args(args)
-        .output()
-        .expect("cannot start cargo-diskbench")
-}
-
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
@@ -38,7 +28,7 @@ fn stdout(o: &Output) -> String {
 fn run_json(dir: &Path, args: &[&str]) -> Record {
     let mut all: Vec<&str> = args.to_vec();
     all.push("--output-format=json");
-    let o = run_in(dir, &all);
+    let o = common::fio_cmd(dir, &all);
     assert!(o.status.success(), "{args:?}: {}", stderr(&o));
     let record: Record = serde_json::from_slice(&o.stdout)
         .unwrap_or_else(|e| panic!("{args:?}: stdout is not a record: {e}\n{}", stdout(&o)));
@@ -197,7 +187,7 @@ fn issue_line_4_time_based_directory_runs_and_reports_like_fio() {
         "--direct=1",
         "--group_reporting",
     ];
-    let o = run_in(dir.path(), &args);
+    let o = common::fio_cmd(dir.path(), &args);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
     for needle in [
@@ -228,7 +218,7 @@ fn results_and_output_options() {
     let report = dir.path().join("report.txt");
     let results_arg = format!("--results={}", results.display());
     let output_arg = format!("--output={}", report.display());
-    let o = run_in(
+    let o = common::fio_cmd(
         dir.path(),
         &[
             "--name=qd1",
@@ -286,7 +276,7 @@ fn unknown_options_are_refused_by_name_and_nothing_is_created() {
             "--output no/such/dir/report.txt",
         ),
     ] {
-        let o = run_in(dir.path(), &args);
+        let o = common::fio_cmd(dir.path(), &args);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
         let err = stderr(&o);
         assert!(err.contains(needle), "{args:?}: {err}");
@@ -320,7 +310,7 @@ fn fdatasync_jobs_print_the_sync_latency_block() {
         "--bs=2300",
         "--size=460k",
     ];
-    let o = run_in(dir.path(), &args);
+    let o = common::fio_cmd(dir.path(), &args);
     let text = stdout(&o);
     assert!(o.status.success(), "{}", stderr(&o));
     let block = text
@@ -379,7 +369,7 @@ fn libaio_runs_as_itself_and_posixaio_says_which_backend_it_ran_on() {
         ),
     ] {
         let json = dir.path().join("out.json");
-        let o = run_in(
+        let o = common::fio_cmd(
             dir.path(),
             &[
                 "--name=n",

@@ -11,16 +11,6 @@ use record::Record;
 
 use crate::common;
 
-fn ours(dir: &Path, args: &[&str]) -> Output {
-    let _load = common::disk_load();
-    common::bin()
-        .current_dir(dir)
-        .arg("fio")
-        .args(args)
-        .output()
-        .expect("cannot start cargo-diskbench")
-}
-
 fn fio(dir: &Path, args: &[&str]) -> Option<Output> {
     let _load = common::disk_load();
     match Command::new("fio").current_dir(dir).args(args).output() {
@@ -79,7 +69,7 @@ fn iops(report: &str, direction: &str) -> Vec<String> {
 
 /// Run `file` through both, and check they group the same way.
 fn compare(dir: &Path, file: &str, want_jobs: &[(&str, u32)]) -> Record {
-    let o = ours(dir, &[file]);
+    let o = common::fio_cmd(dir, &[file]);
     let report = text(&o.stdout);
     assert!(o.status.success(), "{file}: {}\n{report}", text(&o.stderr));
     let (jobs, status) = grouping(&report);
@@ -105,7 +95,7 @@ fn compare(dir: &Path, file: &str, want_jobs: &[(&str, u32)]) -> Record {
             );
         }
     }
-    let j = ours(dir, &[file, "--output-format=json"]);
+    let j = common::fio_cmd(dir, &[file, "--output-format=json"]);
     assert!(j.status.success(), "{}", text(&j.stderr));
     serde_json::from_slice(&j.stdout).expect("the record")
 }
@@ -183,7 +173,7 @@ fn an_unsupported_option_is_refused_with_its_section_and_line_and_nothing_runs()
         "[global]\nsize=4M\nfilename=data\n[bgread]\nrw=randread\nverify=crc32c\n",
     )
     .unwrap();
-    let o = ours(d.path(), &["bad.fio"]);
+    let o = common::fio_cmd(d.path(), &["bad.fio"]);
     assert_eq!(o.status.code(), Some(2));
     let e = text(&o.stderr);
     assert!(

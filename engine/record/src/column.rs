@@ -149,6 +149,19 @@ pub enum BackendKind {
     Libaio,
 }
 
+/// What a job's file lives on, as far as `--engine auto` tells the cases apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Medium {
+    /// Anything that is not memory: a device answers the I/Os.
+    Disk,
+    /// tmpfs or ramfs with the file opened O_DIRECT (tmpfs accepts it since Linux 6.6): the
+    /// case the published harness measures (`fio --direct=1 --ioengine=libaio`).
+    MemoryDirect,
+    /// tmpfs or ramfs without O_DIRECT (ramfs always, tmpfs before 6.6, or `--direct 0`):
+    /// buffered I/O on memory, where the published harness (always O_DIRECT) made no row.
+    MemoryBuffered,
+}
+
 impl BackendKind {
     /// The record's `engine.used`.
     pub fn as_str(self) -> &'static str {
@@ -159,19 +172,24 @@ impl BackendKind {
         }
     }
 
-    /// The backend `--engine auto` picks for a job at this depth: on a disk, psync at depth 1
-    /// (one system call per I/O is the cheapest) and io_uring deeper; on a memory-backed
-    /// filesystem (tmpfs, ramfs) libaio at every depth. On memory every I/O completes inside
-    /// the system call, so a figure there is the cost of the I/O path itself, not of a device:
-    /// taking the path the published harness takes (fio `--ioengine=libaio`) is what keeps it
-    /// comparable with published tmpfs rows. Where the chosen backend is refused, psync.
-    pub fn auto(iodepth: u32, memory_backed: bool) -> BackendKind {
-        if memory_backed {
-            BackendKind::Libaio
-        } else if iodepth > 1 {
-            BackendKind::IoUring
-        } else {
-            BackendKind::Psync
+    /// The backend `--engine auto` picks for a job at this depth on this medium.
+    ///
+    /// On a disk, psync at depth 1 (one system call per I/O is the cheapest) and io_uring
+    /// deeper. On memory every I/O completes inside the system call, so a figure there is the
+    /// cost of the I/O path itself, not of a device. With O_DIRECT, libaio at every depth:
+    /// the published harness's path (fio `--ioengine=libaio`), which keeps the figure
+    /// comparable with published tmpfs rows. Without O_DIRECT there is no published row to
+    /// compare with, and libaio's queue only hurts: each `io_submit` copies its I/O before it
+    /// returns, so a job at depth 32 does 32 whole I/Os before it reaps the first, each I/O's
+    /// latency holds the copies queued ahead of it, and on a starved CPU a short window can end
+    /// before one completion is counted. psync times each I/O on its own. Where the chosen
+    /// backend is refused, psync.
+    pub fn auto(iodepth: u32, medium: Medium) -> BackendKind {
+        match medium {
+            Medium::MemoryDirect => BackendKind::Libaio,
+            Medium::MemoryBuffered => BackendKind::Psync,
+            Medium::Disk if iodepth > 1 => BackendKind::IoUring,
+            Medium::Disk => BackendKind::Psync,
         }
     }
 }
@@ -188,6 +206,22 @@ mod tests {
             assert_eq!(json, format!("\"{}\"", c.as_str()));
         }
         assert_eq!(ColumnId::parse("seq_read"), None);
+    }
+
+    #[test]
+    fn auto_takes_the_published_path_only_on_memory_with_o_direct() {
+        for depth in [1, 32] {
+            assert_eq!(
+                BackendKind::auto(depth, Medium::MemoryDirect),
+                BackendKind::Libaio
+            );
+            assert_eq!(
+                BackendKind::auto(depth, Medium::MemoryBuffered),
+                BackendKind::Psync
+            );
+        }
+        assert_eq!(BackendKind::auto(1, Medium::Disk), BackendKind::Psync);
+        assert_eq!(BackendKind::auto(32, Medium::Disk), BackendKind::IoUring);
     }
 
     #[test]

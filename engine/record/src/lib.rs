@@ -31,5 +31,5 @@ pub mod storage_rules;
 pub mod time;
 pub mod units;
 
-pub use column::{BackendKind, ColumnId, ColumnSettings, Headline};
+pub use column::{BackendKind, ColumnId, ColumnSettings, Headline, Medium};
 pub use record::*;

@@ -252,6 +252,24 @@ fn two_folders_compare_each_runner_both_have() {
     );
 }
 
+/// A short `run` of the seq-read column in `dir`, its record kept in `dir/results`, no steps
+/// and no site: append what the test varies.
+fn seq_read_run(dir: &Path) -> std::process::Command {
+    let mut cmd = common::bin();
+    cmd.current_dir(dir).args([
+        "run",
+        "--only",
+        "seq-read",
+        "--runtime",
+        "0.2",
+        "--no-steps",
+        "--no-site",
+        "--results",
+        "results",
+    ]);
+    cmd
+}
+
 /// `run --baseline`: the comparison is printed after the table and follows the run's own
 /// summary in --markdown and in $GITHUB_STEP_SUMMARY.
 #[test]
@@ -263,27 +281,8 @@ fn run_with_a_baseline_puts_the_comparison_in_the_job_summary() {
     let scratch = dir.path().join("scratch");
     fs::create_dir_all(&scratch).unwrap();
     let _load = common::disk_load();
-    let out = common::bin()
-        .current_dir(dir.path())
-        .args([
-            "run",
-            "--only",
-            "seq-read",
-            "--runtime",
-            "0.2",
-            "--ramp",
-            "0",
-            "--size",
-            "4M",
-        ])
-        .args([
-            "--no-steps",
-            "--no-site",
-            "--label",
-            "baseline-runner",
-            "--results",
-            "results",
-        ])
+    let out = seq_read_run(dir.path())
+        .args(["--ramp", "0", "--size", "4M", "--label", "baseline-runner"])
         .arg("--dir")
         .arg(&scratch)
         .arg("--baseline")
@@ -328,18 +327,8 @@ fn run_with_a_baseline_puts_the_comparison_in_the_job_summary() {
 #[test]
 fn run_with_a_missing_baseline_exits_2_before_measuring() {
     let dir = common::sandbox();
-    let out = common::bin()
-        .current_dir(dir.path())
-        .args([
-            "run",
-            "--only",
-            "seq-read",
-            "--runtime",
-            "0.2",
-            "--no-steps",
-            "--no-site",
-        ])
-        .args(["--results", "results", "--baseline", "no-such-folder"])
+    let out = seq_read_run(dir.path())
+        .args(["--baseline", "no-such-folder"])
         .env_remove("GITHUB_STEP_SUMMARY")
         .output()
         .unwrap();

@@ -2,6 +2,8 @@
 //! once, byte for byte, conflicts and bad files refused before anything is written.
 
 use std::fs;
+use std::path::Path;
+use std::process::Command;
 
 use record::StepStatus;
 use record::results::file_name;
@@ -9,6 +11,26 @@ use record::results::file_name;
 use super::records::{fallback_record, normal_record};
 use super::{tree, write_json};
 use crate::common;
+
+/// `merge FLAGS --into INTO FROM`, with no job summary of the caller's.
+fn merge_cmd(flags: &[&str], into: &Path, from: &Path) -> Command {
+    let mut cmd = common::bin();
+    cmd.args(["diskbench", "merge"])
+        .args(flags)
+        .arg("--into")
+        .arg(into)
+        .arg(from)
+        .env_remove("GITHUB_STEP_SUMMARY");
+    cmd
+}
+
+/// Run a merge that must be refused as bad input (exit 2): what it said on stderr.
+fn merge_refused(flags: &[&str], into: &Path, from: &Path) -> String {
+    let out = merge_cmd(flags, into, from).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    stderr
+}
 
 /// The benchmark workflow's merge job, locally: the accumulated results hold an earlier run;
 /// the artifacts hold a new record from each of two runners (one of them with a failed step),
@@ -58,10 +80,7 @@ fn merge_adds_new_records_once_and_reports_missing_runners() {
     .unwrap();
 
     let summary = tmp.path().join("step-summary.md");
-    let out = common::bin()
-        .args(["diskbench", "merge", "--into"])
-        .arg(&results)
-        .arg(&artifacts)
+    let out = merge_cmd(&[], &results, &artifacts)
         .args(["--expect", "ubuntu-24.04,ubuntu-24.04-arm, ubuntu-22.04"])
         .env("GITHUB_STEP_SUMMARY", &summary)
         .env_remove("GITHUB_ACTIONS")
@@ -102,13 +121,7 @@ fn merge_adds_new_records_once_and_reports_missing_runners() {
     assert!(!summary.contains("ubuntu-24.04-arm,"), "{summary}");
 
     // Merging the same artifacts again changes nothing.
-    let again = common::bin()
-        .args(["diskbench", "merge", "--into"])
-        .arg(&results)
-        .arg(&artifacts)
-        .env_remove("GITHUB_STEP_SUMMARY")
-        .output()
-        .unwrap();
+    let again = merge_cmd(&[], &results, &artifacts).output().unwrap();
     assert_eq!(again.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&again.stdout).contains("0 added, 4 duplicate(s)"));
     assert_eq!(tree(&results), expected);
@@ -154,15 +167,7 @@ fn merge_refuses_a_conflicting_record_and_writes_nothing() {
     write_json(&tmp.path().join("in/b/r.json"), &b, true);
     write_json(&tmp.path().join("in/c/r.json"), &other, true);
 
-    let out = common::bin()
-        .args(["diskbench", "merge", "--into"])
-        .arg(&results)
-        .arg(tmp.path().join("in"))
-        .env_remove("GITHUB_STEP_SUMMARY")
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let stderr = merge_refused(&[], &results, &tmp.path().join("in"));
     assert!(stderr.contains("in/a/r.json"), "{stderr}");
     assert!(stderr.contains("in/b/r.json"), "{stderr}");
     assert!(stderr.contains("4f1c2d3e5a6b7c8d"), "{stderr}");
@@ -187,27 +192,12 @@ fn merge_strict_fails_on_a_bad_file_and_writes_nothing() {
     )
     .unwrap();
 
-    let out = common::bin()
-        .args(["diskbench", "merge", "--strict", "--into"])
-        .arg(&results)
-        .arg(tmp.path().join("in"))
-        .env_remove("GITHUB_STEP_SUMMARY")
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let stderr = merge_refused(&["--strict"], &results, &tmp.path().join("in"));
     assert!(stderr.contains("future.json"), "{stderr}");
     assert!(stderr.contains("diskbench.record/2"), "{stderr}");
     assert!(tree(&results).is_empty());
 
     // A source that does not exist is a usage error naming it.
-    let out = common::run(&[
-        "diskbench",
-        "merge",
-        "--into",
-        "x",
-        "/nonexistent/artifacts",
-    ]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/artifacts"));
+    let stderr = merge_refused(&[], Path::new("x"), Path::new("/nonexistent/artifacts"));
+    assert!(stderr.contains("/nonexistent/artifacts"), "{stderr}");
 }

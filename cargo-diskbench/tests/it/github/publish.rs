@@ -155,6 +155,26 @@ impl DataRemote {
     fn on_branch(&self, rel: &str) -> Vec<u8> {
         git(&self.origin, &["show", &format!("refs/heads/data:{rel}")]).into_bytes()
     }
+
+    /// The data branch holds exactly `records`, and `ours` on it is byte for byte the file
+    /// the runner uploaded.
+    fn assert_holds(&self, records: &[&record::Record], ours: &record::Record, uploaded: &Path) {
+        assert_eq!(self.data_branch_files(), listing(records));
+        assert_eq!(
+            self.on_branch(&format!("results/{}", file_name(ours))),
+            fs::read(uploaded).unwrap()
+        );
+    }
+
+    /// Publishing the same again (`again`) succeeds with nothing new and makes no empty
+    /// commit.
+    fn assert_nothing_new(&self, again: impl FnOnce() -> (bool, String, String)) {
+        let before = git(&self.origin, &["rev-parse", "refs/heads/data"]);
+        let (ok, text, _) = again();
+        assert!(ok, "{text}");
+        assert!(text.contains("nothing new"), "{text}");
+        assert_eq!(git(&self.origin, &["rev-parse", "refs/heads/data"]), before);
+    }
 }
 
 /// The expected listing of the data branch: README, .gitkeep and these records, sorted.
@@ -205,25 +225,12 @@ fn publishing_to_the_data_branch_survives_a_concurrent_push() {
     assert!(ok, "{text}");
     assert!(tmp.join("hook-ran").exists(), "the race happened");
     assert!(text.contains("refused (attempt 1 of 5)"), "{text}");
-    assert_eq!(
-        remote.data_branch_files(),
-        listing(&[&first, &theirs, &ours])
+    remote.assert_holds(
+        &[&first, &theirs, &ours],
+        &ours,
+        &tmp.join("run2/a/record.json"),
     );
-    // Byte for byte what the runner uploaded.
-    assert_eq!(
-        remote.on_branch(&format!("results/{}", file_name(&ours))),
-        fs::read(tmp.join("run2/a/record.json")).unwrap()
-    );
-
-    // Nothing new: no empty commit.
-    let before = git(&remote.origin, &["rev-parse", "refs/heads/data"]);
-    let (ok, text, _) = remote.publish(&tmp.join("run2"), "");
-    assert!(ok, "{text}");
-    assert!(text.contains("nothing new"), "{text}");
-    assert_eq!(
-        git(&remote.origin, &["rev-parse", "refs/heads/data"]),
-        before
-    );
+    remote.assert_nothing_new(|| remote.publish(&tmp.join("run2"), ""));
 }
 
 /// The workflow's split: fetch and merge in the read-only merge job (merge runs
@@ -297,40 +304,28 @@ fn the_merge_runs_in_a_phase_without_the_token_and_the_push_retries_without_the_
         "if [ ! -e \"$MARKER\" ]; then touch \"$MARKER\"; \
          env -u GIT_DIR -u GIT_WORK_TREE -u GIT_INDEX_FILE git -C \"$OTHER\" push --quiet origin data; fi\n",
     );
-    let (ok, text, summary) = remote.run_in(
-        &push_clone,
-        &["push", handoff.to_str().unwrap()],
-        &system_path,
-        &[token],
-    );
+    let push = || {
+        remote.run_in(
+            &push_clone,
+            &["push", handoff.to_str().unwrap()],
+            &system_path,
+            &[token],
+        )
+    };
+    let (ok, text, summary) = push();
     assert!(ok, "{text}");
     assert!(text.contains("refused (attempt 1 of 5)"), "{text}");
     assert!(text.contains("pushed 1 record(s) to data"), "{text}");
     // The merge's summary, reported once the push went through.
     assert!(summary.contains("1 added"), "{summary}");
     assert!(summary.contains("Pushed to `data`"), "{summary}");
-    assert_eq!(
-        remote.data_branch_files(),
-        listing(&[&first, &theirs, &ours])
-    );
-    assert_eq!(
-        remote.on_branch(&format!("results/{}", file_name(&ours))),
-        fs::read(tmp.join("run2/a/record.json")).unwrap()
+    remote.assert_holds(
+        &[&first, &theirs, &ours],
+        &ours,
+        &tmp.join("run2/a/record.json"),
     );
     // Pushing again has nothing to do.
-    let before = git(&remote.origin, &["rev-parse", "refs/heads/data"]);
-    let (ok, text, _) = remote.run_in(
-        &push_clone,
-        &["push", handoff.to_str().unwrap()],
-        &system_path,
-        &[token],
-    );
-    assert!(ok, "{text}");
-    assert!(text.contains("nothing new"), "{text}");
-    assert_eq!(
-        git(&remote.origin, &["rev-parse", "refs/heads/data"]),
-        before
-    );
+    remote.assert_nothing_new(push);
 }
 
 /// The first run measured nothing (every runner failed or never started): the data branch is

@@ -712,13 +712,21 @@ fn the_action_at_a_release_tag_installs_the_binary_it_pins() {
     };
     let runner_temp = repo.tmp.path().join("runner-temp");
     fs::create_dir_all(&runner_temp).unwrap();
-    let plan = run_step(
-        "actions/diskbench/action.yml",
+    // A step of the action as it is at the tag, run as the runner runs it.
+    let action_step = |id: &str, env: &[(&str, &str)]| {
+        let mut all = vec![("GITHUB_ACTION_PATH", action_dir.to_str().unwrap())];
+        all.extend_from_slice(env);
+        run_step(
+            "actions/diskbench/action.yml",
+            id,
+            "bash",
+            repo.tmp.path(),
+            &all,
+        )
+    };
+    let plan = action_step(
         "plan",
-        "bash",
-        repo.tmp.path(),
         &[
-            ("GITHUB_ACTION_PATH", action_dir.to_str().unwrap()),
             ("INPUT_VERSION", ""),
             ("RUNNER_OS", "Linux"),
             ("RUNNER_ARCH", arch),
@@ -729,13 +737,9 @@ fn the_action_at_a_release_tag_installs_the_binary_it_pins() {
     assert_eq!(plan.outputs["version"], "0.1.0");
     // The install step as the action runs it: steps off, so no cargo is needed.
     let github_path = repo.tmp.path().join("github-path");
-    let install = run_step(
-        "actions/diskbench/action.yml",
+    let install = action_step(
         "install",
-        "bash",
-        repo.tmp.path(),
         &[
-            ("GITHUB_ACTION_PATH", action_dir.to_str().unwrap()),
             ("MODE", "release"),
             ("VERSION", "0.1.0"),
             ("SRC", ""),

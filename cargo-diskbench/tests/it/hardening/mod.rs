@@ -16,8 +16,8 @@ use record::Record;
 use site_gen::testdata::Fleet;
 
 use crate::common;
-use crate::common::sandbox;
 use crate::common::tree::snapshot as tree;
+use crate::common::{Mounted, sandbox};
 
 /// Class 6: bad input is refused where it is read; readers never panic.
 mod bad_input;
@@ -122,9 +122,9 @@ fn run_writing_only_inside(around: &Path, cwd: &Path, args: &[&str], inside: &Pa
 }
 
 /// The quickest `run` that measures one column in `dir` and keeps its record in `results`:
-/// append what the test varies. One second, not less: on ramfs the first buffered libaio
-/// write was seen to take hundreds of milliseconds on a busy machine, and a window with no
-/// completed I/O has no figure to record.
+/// append what the test varies. One second, not less: on a CPU-starved machine a 0.2 s window
+/// was seen to end with a single 1 MiB write done on ramfs, and a window with no completed
+/// I/O has no figure to record (docs/benchmarks/2026-12-02-dev-vm/memory-first-io.md).
 fn quick_run<'a>(dir: &'a str, results: &'a str, only: &'a str) -> Vec<&'a str> {
     vec![
         "run",
@@ -178,37 +178,5 @@ fn assert_plain_records_only(dir: &Path) {
             "unexpected entry {name:?} in {}",
             dir.display()
         );
-    }
-}
-
-/// A file system of `fstype` mounted on `at` for the life of the guard. Mounting needs root:
-/// the tests that use it are `#[ignore]`d and `.ci/run` runs them as root.
-struct Mounted(PathBuf);
-
-impl Mounted {
-    fn new(fstype: &str, opts: &str, at: &Path) -> Mounted {
-        std::fs::create_dir_all(at).unwrap();
-        let mut mount = Command::new("mount");
-        mount.args(["-t", fstype]);
-        if !opts.is_empty() {
-            mount.args(["-o", opts]);
-        }
-        let ok = mount
-            .arg(fstype)
-            .arg(at)
-            .status()
-            .is_ok_and(|s| s.success());
-        assert!(
-            ok,
-            "cannot mount {fstype} on {}: this test needs root (run it as root with --ignored)",
-            at.display()
-        );
-        Mounted(at.to_path_buf())
-    }
-}
-
-impl Drop for Mounted {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.0).status();
     }
 }

@@ -52,9 +52,8 @@ fn class3_the_results_are_never_deleted_and_a_failed_render_keeps_the_earlier_si
     };
     let ran = build(&[]);
     assert_eq!(ran.code, Some(0), "{}", ran.context());
-    std::fs::write(out.join("CNAME"), "bench.example.org\n").unwrap();
+    place_files(&out, &CNAME_AND_GIT);
     std::fs::create_dir_all(out.join(".git/refs")).unwrap();
-    std::fs::write(out.join(".git/config"), "[core]\n").unwrap();
     let earlier = tree(&out, &[]);
 
     // Broken themes: the render fails, the earlier site is untouched, nothing is left beside.
@@ -87,16 +86,35 @@ fn class3_the_results_are_never_deleted_and_a_failed_render_keeps_the_earlier_si
     // A good rebuild replaces the site's own files and keeps CNAME and .git.
     let ran = build(&[]);
     assert_eq!(ran.code, Some(0), "{}", ran.context());
-    assert_eq!(
-        std::fs::read_to_string(out.join("CNAME")).unwrap(),
-        "bench.example.org\n"
-    );
-    assert_eq!(
-        std::fs::read_to_string(out.join(".git/config")).unwrap(),
-        "[core]\n"
-    );
+    assert_kept(&out, &CNAME_AND_GIT, "a good rebuild");
     assert!(out.join("index.html").is_file());
     assert_no_swap_leftovers(root, "after a good rebuild");
+}
+
+/// Files of the user's in a site folder (path, text): a custom domain and a git checkout.
+const CNAME_AND_GIT: [(&str, &str); 2] = [
+    ("CNAME", "bench.example.org\n"),
+    (".git/config", "[core]\n"),
+];
+
+/// Write each of `files` (path, text) below `dir`, making the folders it needs.
+fn place_files(dir: &Path, files: &[(&str, &str)]) {
+    for (path, text) in files {
+        let p = dir.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+}
+
+/// Each of `files` (path, text) is still below `dir` with its text.
+fn assert_kept(dir: &Path, files: &[(&str, &str)], when: &str) {
+    for (path, text) in files {
+        assert_eq!(
+            std::fs::read_to_string(dir.join(path)).ok().as_deref(),
+            Some(*text),
+            "{when}: {path} was not kept"
+        );
+    }
 }
 
 /// No names in `dir` left by an unfinished swap.
@@ -156,17 +174,15 @@ fn class3_a_mount_point_is_rendered_in_place_keeping_foreign_files() {
         std::fs::read_to_string(mnt.join("index.html")).unwrap(),
         "stale\n"
     );
-    for (path, text) in [
-        ("CNAME", "bench.example.org\n"),
-        ("runners/mine.txt", "mine\n"),
-        ("data/custom/x.json", "{}\n"),
-    ] {
-        assert_eq!(
-            std::fs::read_to_string(mnt.join(path)).unwrap(),
-            text,
-            "{path}"
-        );
-    }
+    assert_kept(
+        &mnt,
+        &[
+            ("CNAME", "bench.example.org\n"),
+            ("runners/mine.txt", "mine\n"),
+            ("data/custom/x.json", "{}\n"),
+        ],
+        "rebuild",
+    );
     assert_no_swap_leftovers(&mnt, "rebuild");
     assert_no_swap_leftovers(root, "rebuild");
 
@@ -219,25 +235,12 @@ fn class3_a_rebuild_keeps_user_files_inside_the_site_s_own_folders() {
         ("data/custom/deeper.json", "{\"depth\": 2}\n"),
         ("assets/extra/logo.svg", "<svg/>\n"),
     ];
-    let place = || {
-        for (path, text) in user_files {
-            let p = out.join(path);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, text).unwrap();
-        }
-    };
     let check = |when: &str| {
-        for (path, text) in user_files {
-            assert_eq!(
-                std::fs::read_to_string(out.join(path)).ok().as_deref(),
-                Some(text),
-                "{when}: {path} was not kept"
-            );
-        }
+        assert_kept(&out, &user_files, when);
         assert!(out.join("index.html").is_file(), "{when}");
         assert_no_swap_leftovers(root, when);
     };
-    place();
+    place_files(&out, &user_files);
     let ran = build();
     assert_eq!(ran.code, Some(0), "{}", ran.context());
     check("first rebuild");
@@ -283,14 +286,7 @@ fn class3_a_rebuild_keeps_user_files_inside_the_site_s_own_folders() {
     std::fs::write(out.join(".diskbench-site"), old_style).unwrap();
     let ran = build();
     assert_eq!(ran.code, Some(0), "{}", ran.context());
-    assert_eq!(
-        std::fs::read_to_string(out.join("CNAME")).unwrap(),
-        "bench.example.org\n"
-    );
-    assert_eq!(
-        std::fs::read_to_string(out.join(".git/config")).unwrap(),
-        "[core]\n"
-    );
+    assert_kept(&out, &CNAME_AND_GIT, "an old-style marker");
     assert!(
         std::fs::read_to_string(out.join(".diskbench-site"))
             .unwrap()
