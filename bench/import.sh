@@ -35,8 +35,10 @@ rm -rf "$work/results"
 # GNU time: %e wall seconds, %M peak resident set in KiB, %x exit code.
 /usr/bin/time -f "%e %M %x" -o "$work/time.txt" \
   "$bin" import "$csv" --results "$work/results" >/dev/null 2>"$work/import.log" || true
-read -r wall_s peak_kib code <"$work/time.txt"
-written=$(find "$work/results" -name '*.json' 2>/dev/null | wc -l)
+# A non-zero exit adds a "Command exited with non-zero status" line first: the figures are last.
+read -r wall_s peak_kib code < <(tail -n 1 "$work/time.txt")
+# No results folder at all after a refused import (CHECK_ONLY): 0 written, not a failed script.
+written=$( (find "$work/results" -name '*.json' 2>/dev/null || true) | wc -l)
 printf 'import: exit %s, %s s wall, %.0f MiB peak RSS, %s records written\n' "$code" "$wall_s" \
   "$(awk "BEGIN { print $peak_kib / 1024 }")" "$written"
 tail -n 1 "$work/import.log"

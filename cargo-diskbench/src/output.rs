@@ -38,6 +38,7 @@ impl SuiteProgress {
                 ProgressStyle::with_template(
                     "{spinner} {elapsed_precise} {bar:20} {percent:>3}% ETA {eta:>3} {msg}",
                 )
+                // infallible: a constant template, shown by every run.
                 .expect("valid template"),
             );
             bar.enable_steady_tick(Duration::from_millis(200));
@@ -69,6 +70,7 @@ impl SuiteProgress {
         if let Some(bar) = &self.bar {
             bar.set_style(
                 ProgressStyle::with_template("{spinner} {elapsed_precise} {msg}")
+                    // infallible: a constant template, shown by every run.
                     .expect("valid template"),
             );
             bar.set_message("reading the project");
@@ -193,6 +195,7 @@ impl SuiteProgress {
                 if let Some(bar) = &self.bar {
                     bar.set_style(
                         ProgressStyle::with_template("{spinner} {elapsed_precise} {msg}")
+                            // infallible: a constant template, shown by every run.
                             .expect("valid template"),
                     );
                     bar.reset_elapsed();

@@ -58,6 +58,7 @@ impl OffsetGen {
             // Not full, so some block is free: after the drawn one, or from the start.
             used.next_free(drawn + 1)
                 .or_else(|| used.next_free(0))
+                // infallible: the map is not full (checked above), so some bit is clear.
                 .expect("a map that is not full has a free block")
         };
         used.set(block);
@@ -85,7 +86,9 @@ struct BlockMap {
 impl BlockMap {
     fn new(blocks: u64) -> BlockMap {
         let mut lens = vec![blocks];
+        // infallible: `lens` starts with one level and only grows.
         while *lens.last().expect("one level") > 64 {
+            // infallible: as above.
             let below = *lens.last().expect("one level");
             lens.push(below.div_ceil(64));
         }
@@ -107,6 +110,7 @@ impl BlockMap {
             level.fill(0);
             let tail = len % 64;
             if tail != 0 {
+                // infallible: a level of `len` bits has ceil(len / 64) words, and tail != 0.
                 *level.last_mut().expect("a level has a word") = u64::MAX << tail;
             }
         }

@@ -330,6 +330,7 @@ pub const REPEATABLE_SPREAD_PCT: f64 = 5.0;
 /// spread. A single pass is returned as it is.
 pub(crate) fn median_pass(mut runs: Vec<TestResult>) -> TestResult {
     if runs.len() == 1 {
+        // infallible: the length was just checked to be 1.
         return runs.pop().expect("one run");
     }
     let headline: Vec<f64> = runs.iter().map(|r| r.headline().unwrap_or(0.0)).collect();

@@ -288,7 +288,10 @@ impl AlignedBuf {
     /// `len` bytes at an address that is a multiple of `align` (a power of two), filled from
     /// `rng`.
     pub(crate) fn new(len: usize, align: usize, rng: &mut FastRng) -> AlignedBuf {
-        let layout = std::alloc::Layout::from_size_align(len.max(1), align.max(8))
+        let align = align.max(8).next_power_of_two();
+        let layout = std::alloc::Layout::from_size_align(len.max(1), align)
+            // infallible: the alignment is a power of two (made so above), and `len` is one
+            // block or chunk, bounded far below isize::MAX by the option checks.
             .expect("alignment is a power of two and the size fits");
         // SAFETY: the layout has a non-zero size.
         let ptr = unsafe { std::alloc::alloc(layout) };

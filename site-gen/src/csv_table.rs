@@ -11,55 +11,71 @@ pub(crate) type CsvRow<'a> = (usize, &'a str, BTreeMap<&'a str, String>);
 /// exactly the header's width, numbered as in the file, its cells trimmed (RFC 4180 quoting,
 /// by the `csv` crate). Between rows a Ctrl-C stops the reading ("interrupted": the caller
 /// turns it into exit 130). The file's size is limited where it is opened (`record::input`).
+///
+/// The rows are read as they are asked for, never held: memory does not grow with the file
+/// (a million-row import held every row twice, about 400 MB).
 pub(crate) struct CsvTable<'a> {
     pub header: Vec<String>,
-    /// (line number, the row as written, its cells).
-    rows: Vec<(usize, &'a str, csv::StringRecord)>,
+    text: &'a str,
 }
 
-impl<'a> CsvTable<'a> {
-    pub(crate) fn parse(text: &'a str) -> std::result::Result<CsvTable<'a>, String> {
-        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-        let mut reader = csv::ReaderBuilder::new()
-            .has_headers(false)
-            .flexible(true)
-            .from_reader(text.as_bytes());
-        // Each record with where it starts; a record ends where the next one starts.
-        let mut found: Vec<(usize, usize, csv::StringRecord)> = Vec::new();
+/// The non-blank records of `text` as (line number, the record as written, its cells).
+fn records(text: &str) -> impl Iterator<Item = Result<(usize, &str, csv::StringRecord), String>> {
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(text.as_bytes());
+    let mut done = false;
+    std::iter::from_fn(move || {
+        if done {
+            return None;
+        }
         let mut record = csv::StringRecord::new();
         loop {
             let start = reader.position().clone();
-            let more = reader.read_record(&mut record).map_err(|e| {
-                let line = e.position().map(|p| p.line()).unwrap_or(start.line());
-                format!("line {line}: not CSV: {e}")
-            })?;
+            let more = match reader.read_record(&mut record) {
+                Ok(more) => more,
+                Err(e) => {
+                    done = true;
+                    let line = e.position().map(|p| p.line()).unwrap_or(start.line());
+                    return Some(Err(format!("line {line}: not CSV: {e}")));
+                }
+            };
             if !more {
-                break;
+                done = true;
+                return None;
             }
             // A line of blanks is no row (the csv crate skips only truly empty lines).
             if record.iter().all(|cell| cell.trim().is_empty()) && record.len() <= 1 {
                 continue;
             }
             let at = record.position().cloned().unwrap_or(start);
-            found.push((at.line() as usize, at.byte() as usize, record.clone()));
-        }
-        let mut rows = Vec::with_capacity(found.len());
-        for (i, (line, byte, cells)) in found.iter().enumerate() {
-            let end = found.get(i + 1).map(|next| next.1).unwrap_or(text.len());
+            let end = reader.position().byte() as usize;
             // A record's position is where the reader stood, before the empty lines it
             // skipped: the row starts after them.
-            let raw = text.get(*byte..end).unwrap_or_default();
+            let raw = text.get(at.byte() as usize..end).unwrap_or_default();
             let written = raw.trim_start_matches(['\r', '\n']);
             let skipped = raw[..raw.len() - written.len()].matches('\n').count();
-            rows.push((line + skipped, written.trim_end(), cells.clone()));
+            return Some(Ok((
+                at.line() as usize + skipped,
+                written.trim_end(),
+                record,
+            )));
         }
-        let mut rows = rows.into_iter();
-        let (_, _, header) = rows
+    })
+}
+
+impl<'a> CsvTable<'a> {
+    /// The header; the rows are read by [`CsvTable::rows`] (a row that is not CSV is an
+    /// error there, with its line).
+    pub(crate) fn parse(text: &'a str) -> std::result::Result<CsvTable<'a>, String> {
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let (_, _, header) = records(text)
             .next()
-            .ok_or("empty file: expected a CSV header line")?;
+            .ok_or("empty file: expected a CSV header line")??;
         Ok(CsvTable {
             header: header.iter().map(|h| h.trim().to_string()).collect(),
-            rows: rows.collect(),
+            text,
         })
     }
 
@@ -67,12 +83,13 @@ impl<'a> CsvTable<'a> {
         self.header.iter().any(|h| h == column)
     }
 
-    /// The rows as (line number, the line as written, column -> cell).
+    /// The rows as (line number, the line as written, column -> cell), read one at a time.
     pub fn rows(&self) -> impl Iterator<Item = std::result::Result<CsvRow<'_>, String>> + '_ {
-        self.rows.iter().map(|(lineno, line, cells)| {
+        records(self.text).skip(1).map(|found| {
             if record::cancel::requested() {
                 return Err("interrupted".to_string());
             }
+            let (lineno, line, cells) = found?;
             if cells.len() != self.header.len() {
                 return Err(format!(
                     "line {lineno}: {} fields, the header has {}",
@@ -86,7 +103,7 @@ impl<'a> CsvTable<'a> {
                 .map(|h| h.as_str())
                 .zip(cells.iter().map(|c| c.trim().to_string()))
                 .collect();
-            Ok((*lineno, *line, row))
+            Ok((lineno, line, row))
         })
     }
 }

@@ -140,14 +140,14 @@ fn extremes(ds: &Dataset, out: &mut Vec<Finding>) {
                 continue;
             }
             disks.sort_by(|a, b| {
-                b.disk_column(c)
-                    .unwrap()
-                    .median
-                    .total_cmp(&a.disk_column(c).unwrap().median)
+                b.disk_median(c)
+                    .total_cmp(&a.disk_median(c))
                     .then_with(|| a.label.cmp(&b.label))
             });
             let (best, worst) = (disks[0], disks[disks.len() - 1]);
-            let (fb, fw) = (best.disk_column(c).unwrap(), worst.disk_column(c).unwrap());
+            let (Some(fb), Some(fw)) = (best.disk_column(c), worst.disk_column(c)) else {
+                continue;
+            };
             if fw.median <= 0.0 {
                 continue;
             }
@@ -175,12 +175,9 @@ fn best_in<'a>(
     runners: impl Iterator<Item = &'a RunnerOverview>,
     c: ColumnId,
 ) -> Option<&'a RunnerOverview> {
-    runners.filter(|r| r.column(c).is_some()).max_by(|a, b| {
-        a.column(c)
-            .unwrap()
-            .median
-            .total_cmp(&b.column(c).unwrap().median)
-    })
+    runners
+        .filter(|r| r.column(c).is_some())
+        .max_by(|a, b| a.median(c).total_cmp(&b.median(c)))
 }
 
 /// Per architecture: the best tmpfs runner against the best disk, on the latency columns.
@@ -204,7 +201,9 @@ fn tmpfs_vs_disk(ds: &Dataset, out: &mut Vec<Finding>) {
             let (Some(t), Some(d)) = (tmpfs, disk) else {
                 continue;
             };
-            let (ft, fd) = (t.column(c).unwrap(), d.column(c).unwrap());
+            let (Some(ft), Some(fd)) = (t.column(c), d.column(c)) else {
+                continue;
+            };
             if fd.median <= 0.0 {
                 continue;
             }
@@ -255,23 +254,17 @@ fn same_cpu(ds: &Dataset, out: &mut Vec<Finding>) {
         for c in [ColumnId::Qd1Read, ColumnId::SyncWrite] {
             let with: Vec<&&RunnerOverview> =
                 rs.iter().filter(|r| r.disk_column(c).is_some()).collect();
-            let hi = with.iter().max_by(|a, b| {
-                a.disk_column(c)
-                    .unwrap()
-                    .median
-                    .total_cmp(&b.disk_column(c).unwrap().median)
-            });
-            let lo = with.iter().min_by(|a, b| {
-                a.disk_column(c)
-                    .unwrap()
-                    .median
-                    .total_cmp(&b.disk_column(c).unwrap().median)
-            });
+            let hi = with
+                .iter()
+                .max_by(|a, b| a.disk_median(c).total_cmp(&b.disk_median(c)));
+            let lo = with
+                .iter()
+                .min_by(|a, b| a.disk_median(c).total_cmp(&b.disk_median(c)));
             if let (Some(hi), Some(lo)) = (hi, lo) {
                 if hi.class == lo.class {
                     continue;
                 }
-                let ratio = hi.disk_column(c).unwrap().median / lo.disk_column(c).unwrap().median;
+                let ratio = hi.disk_median(c) / lo.disk_median(c);
                 if best_pick.as_ref().is_none_or(|b| ratio > b.0) {
                     best_pick = Some((ratio, c, hi, lo));
                 }
@@ -285,11 +278,11 @@ fn same_cpu(ds: &Dataset, out: &mut Vec<Finding>) {
             "Same CPU ({cpu}), different storage: {} goes from ",
             lower_title(c)
         ))
-        .fig(&fmt_headline(c, lo.column(c).unwrap().median))
+        .fig(&fmt_headline(c, lo.median(c)))
         .t(" on ")
         .runner(lo)
         .t(&format!(" ({}) to ", lo.class.as_str()))
-        .fig(&fmt_headline(c, hi.column(c).unwrap().median))
+        .fig(&fmt_headline(c, hi.median(c)))
         .t(" on ")
         .runner(hi)
         .t(&format!(" ({}): ", hi.class.as_str()))

@@ -134,6 +134,17 @@ impl RunnerOverview {
     pub(crate) fn disk_column(&self, c: ColumnId) -> Option<&ColumnFigure> {
         self.column(c).filter(|f| f.cache_suspect.is_none())
     }
+
+    /// The column's median, for ordering runners already filtered on having the column
+    /// (one without sorts last, as nothing is below minus infinity).
+    pub(crate) fn median(&self, c: ColumnId) -> f64 {
+        self.column(c).map_or(f64::NEG_INFINITY, |f| f.median)
+    }
+
+    /// [`Self::median`] of the [`Self::disk_column`].
+    pub(crate) fn disk_median(&self, c: ColumnId) -> f64 {
+        self.disk_column(c).map_or(f64::NEG_INFINITY, |f| f.median)
+    }
 }
 
 /// Everything the site shows, computed once.
@@ -236,7 +247,7 @@ impl Dataset {
             .filter(|r| r.column(c).is_some())
             .collect();
         v.sort_by(|a, b| {
-            let (x, y) = (a.column(c).unwrap().median, b.column(c).unwrap().median);
+            let (x, y) = (a.median(c), b.median(c));
             y.total_cmp(&x).then_with(|| a.label.cmp(&b.label))
         });
         v

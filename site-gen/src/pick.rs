@@ -121,7 +121,7 @@ fn best_disks(ds: &Dataset, c: ColumnId) -> Vec<&RunnerOverview> {
         .filter(|r| r.class != StorageClass::Tmpfs && r.disk_column(c).is_some())
         .collect();
     v.sort_by(|a, b| {
-        let (x, y) = (a.column(c).unwrap().median, b.column(c).unwrap().median);
+        let (x, y) = (a.median(c), b.median(c));
         y.total_cmp(&x).then_with(|| a.label.cmp(&b.label))
     });
     v

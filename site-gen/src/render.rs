@@ -267,12 +267,16 @@ impl Site<'_> {
             .enumerate()
             .map(|(i, r)| {
                 let cell = self.cell(r, c);
-                let f = r.column(c).unwrap();
+                // `ranked` keeps only runners with the column.
+                let range = match r.column(c) {
+                    Some(f) if f.runs > 1 => format!("{}–{}", fmt_sig(f.min), fmt_sig(f.max)),
+                    _ => String::new(),
+                };
                 json!({
                     "rank": i + 1,
                     "row": self.row(r, "../"),
                     "cell": cell,
-                    "range": if f.runs > 1 { format!("{}–{}", fmt_sig(f.min), fmt_sig(f.max)) } else { String::new() },
+                    "range": range,
                 })
             })
             .collect();

@@ -67,9 +67,10 @@ fn disk_to_plot(s: &StepAnalysis) -> Option<Figure> {
         .or_else(|| {
             s.links
                 .iter()
-                .filter(|l| !l.figure.is_cpu() && l.rho.is_some())
-                .min_by(|a, b| a.rho.unwrap().total_cmp(&b.rho.unwrap()))
-                .map(|l| l.figure)
+                .filter(|l| !l.figure.is_cpu())
+                .filter_map(|l| l.rho.map(|rho| (l.figure, rho)))
+                .min_by(|a, b| a.1.total_cmp(&b.1))
+                .map(|(figure, _)| figure)
         })
 }
 

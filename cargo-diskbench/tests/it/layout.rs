@@ -97,6 +97,9 @@ fn code_only(text: &str) -> String {
                             break;
                         }
                     } else {
+                        if b[i] == b'\n' {
+                            out.push('\n');
+                        }
                         i += 1;
                     }
                 }
@@ -120,18 +123,22 @@ fn code_only(text: &str) -> String {
                     .chain(std::iter::repeat_n(b'#', hashes))
                     .collect();
                 j += 1;
+                let from = j;
                 while j < b.len() && !b[j..].starts_with(&close) {
                     j += 1;
                 }
                 out.push_str("\"\"");
+                push_newlines(&mut out, &b[from..j]);
                 i = j + close.len();
             }
             b'"' => {
                 i += 1;
+                let from = i;
                 while i < b.len() && b[i] != b'"' {
                     i += if b[i] == b'\\' { 2 } else { 1 };
                 }
                 out.push_str("\"\"");
+                push_newlines(&mut out, &b[from..i.min(b.len())]);
                 i += 1;
             }
             b'\'' => {
@@ -163,6 +170,11 @@ fn code_only(text: &str) -> String {
         }
     }
     out
+}
+
+/// The line breaks in `skipped`, so that the code keeps the source's line numbers.
+fn push_newlines(out: &mut String, skipped: &[u8]) {
+    out.extend(skipped.iter().filter(|&&c| c == b'\n').map(|_| '\n'));
 }
 
 fn is_ident(c: u8) -> bool {
@@ -198,6 +210,8 @@ fn without_test_items(code: &str) -> String {
         out.push_str(&rest[..at]);
         let after = at + "#[cfg(test)]".len();
         let end = after + item_end(&rest.as_bytes()[after..], 0);
+        // Blank, not cut: the lines keep their numbers.
+        push_newlines(&mut out, &rest.as_bytes()[at..end]);
         rest = &rest[end..];
     }
     out.push_str(rest);
@@ -209,7 +223,10 @@ fn test_modules(code: &str) -> BTreeSet<String> {
     let mut names = BTreeSet::new();
     for (at, _) in code.match_indices("#[cfg(test)]") {
         let tail = code[at + "#[cfg(test)]".len()..].trim_start();
-        let tail = tail.strip_prefix("pub ").unwrap_or(tail);
+        let tail = ["pub(crate) ", "pub(super) ", "pub "]
+            .iter()
+            .find_map(|p| tail.strip_prefix(p))
+            .unwrap_or(tail);
         if let Some(decl) = tail.strip_prefix("mod ")
             && let Some(name) = decl.split(';').next()
             && name.chars().all(|c| c.is_alphanumeric() || c == '_')
@@ -825,4 +842,92 @@ fn normalize(path: &Path) -> PathBuf {
         }
     }
     out
+}
+
+/// The one marker that lets an `unwrap`/`expect` stand outside tests: a comment saying why it
+/// cannot fail, on its line or in the comment lines right above it.
+const INFALLIBLE: &str = "// infallible:";
+
+/// Every `.unwrap()` and `.expect(` outside tests in the crates' sources, as `file:line: code`,
+/// unless marked [`INFALLIBLE`].
+fn unmarked_unwraps(src: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    for m in modules(src) {
+        let text = std::fs::read_to_string(&m.file).unwrap();
+        let raw: Vec<&str> = text.lines().collect();
+        for (n, line) in m.code.lines().enumerate() {
+            if !(line.contains(".unwrap()") || line.contains(".expect(")) {
+                continue;
+            }
+            // On the line, or in the comment lines right above it.
+            let above = raw[..n.min(raw.len())]
+                .iter()
+                .rev()
+                .take_while(|l| l.trim_start().starts_with("//"));
+            let marked = raw.get(n).is_some_and(|l| l.contains(INFALLIBLE))
+                || above.into_iter().any(|l| l.contains(INFALLIBLE));
+            if !marked {
+                found.push(format!(
+                    "{}:{}: {}",
+                    m.file.display(),
+                    n + 1,
+                    raw.get(n).unwrap_or(&"").trim()
+                ));
+            }
+        }
+    }
+    found
+}
+
+/// Issue 28: an `expect("cannot start a job thread")` turned a process limit into a panic and
+/// a deadlock. Outside tests, a fallible call on a path resources can make fail (threads,
+/// fork, pipes, files) returns an error that says what to do; an `unwrap`/`expect` stays only
+/// where it cannot fail, with the reason beside it.
+#[test]
+fn no_unwrap_or_expect_outside_tests_without_the_reason_it_cannot_fail() {
+    let mut found = Vec::new();
+    for (_, src) in CRATES {
+        found.extend(unmarked_unwraps(&common::repo_root().join(src)));
+    }
+    assert!(
+        found.is_empty(),
+        "unwrap/expect outside tests: return an error that says what to do, or, where it \
+         cannot fail, say why on the line or the line above with `{INFALLIBLE} ...`:\n{}",
+        found.join("\n")
+    );
+}
+
+/// The check sees what it must and nothing else: test items, comments, strings and marked
+/// lines are not findings, and the line numbers are the file's.
+#[test]
+fn the_unwrap_check_finds_unmarked_ones_only() {
+    let src = tempfile::tempdir().unwrap();
+    std::fs::write(
+        src.path().join("lib.rs"),
+        "/* a block comment\n   over .unwrap() lines */\n\
+         fn a() { let s = \"a string\n with .expect( in it\"; }\n\
+         fn b() -> u8 { Some(1).unwrap() }\n\
+         fn c() -> u8 {\n    // infallible: Some,\n    // always.\n    Some(1).unwrap()\n}\n\
+         fn d() -> u8 { Some(1).expect(\"x\") } // infallible: Some.\n\
+         #[cfg(test)]\nmod tests {\n    fn t() { None::<u8>.unwrap(); }\n}\n\
+         fn e() -> u8 {\n    Some(1)\n        .expect(\"y\")\n}\n\
+         #[cfg(test)]\npub(crate) mod other;\n",
+    )
+    .unwrap();
+    std::fs::write(
+        src.path().join("other.rs"),
+        "fn f() { None::<u8>.unwrap(); }\n",
+    )
+    .unwrap();
+    let found: Vec<String> = unmarked_unwraps(src.path())
+        .into_iter()
+        .map(|f| {
+            f.rsplit_once("lib.rs:")
+                .map_or(f.clone(), |(_, l)| l.to_string())
+        })
+        .collect();
+    assert_eq!(
+        found,
+        vec!["5: fn b() -> u8 { Some(1).unwrap() }", "18: .expect(\"y\")",]
+    );
 }

@@ -198,6 +198,7 @@ impl Uring {
             // room rather than lose an I/O.
             let _ = self.ring.submit();
             // SAFETY: as above.
+            // infallible: the submit just emptied the queue into the kernel.
             unsafe { self.ring.submission().push(entry) }.expect("submission queue has room");
         }
         self.queued += 1;

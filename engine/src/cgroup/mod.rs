@@ -224,6 +224,8 @@ impl CapGroup {
     /// starts is inside from the first instruction.
     pub(crate) fn join_on_exec(&self, cmd: &mut Command) {
         let procs = CString::new(self.dir.join("cgroup.procs").as_os_str().as_bytes())
+            // infallible: the path is the hierarchy root found under /sys/fs/cgroup joined
+            // with a name of our own (a prefix, a pid, an id), none of which holds a NUL.
             .expect("cgroup paths hold no NUL");
         // SAFETY: the closure runs in the forked child before exec and only makes raw
         // open/write/close syscalls (async-signal-safe, no allocation).
@@ -380,23 +382,46 @@ pub struct Swept {
     pub released: Vec<String>,
 }
 
-/// Remove the cgroups a killed run of this tool left behind (its pid no longer runs): their
-/// processes go to the root, the directories go. Returns what was removed.
-pub(crate) fn sweep_stale(hierarchy: &Hierarchy, proc_root: &Path) -> Vec<Swept> {
-    let mut removed = Vec::new();
+/// What [`sweep_stale`] found.
+#[derive(Debug, Default)]
+pub struct Sweep {
+    /// The cgroups of killed runs, removed.
+    pub removed: Vec<Swept>,
+    /// The cgroups of the live run, left alone.
+    pub kept: Vec<String>,
+}
+
+/// The pid a cgroup of this tool is named for (`cargo-diskbench-<pid>-<id>`); None for any
+/// other name.
+pub(crate) fn pid_of_group(name: &str) -> Option<u32> {
+    name.strip_prefix(NAME_PREFIX)?
+        .split('-')
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// Remove the cgroups a killed run of this tool left behind: every one of ours not named for
+/// a pid for which `is_live` holds (the caller knows which run is alive: the one holding the
+/// one-run-at-a-time lock, if any). Their processes go to the root, the directories go.
+pub(crate) fn sweep_stale(
+    hierarchy: &Hierarchy,
+    proc_root: &Path,
+    is_live: impl Fn(u32) -> bool,
+) -> Sweep {
+    let mut sweep = Sweep::default();
     let Ok(entries) = fs::read_dir(&hierarchy.root) else {
-        return removed;
+        return sweep;
     };
-    for e in entries.flatten() {
+    let mut entries: Vec<_> = entries.flatten().collect();
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
         let name = e.file_name().to_string_lossy().into_owned();
-        let Some(pid) = name
-            .strip_prefix(NAME_PREFIX)
-            .and_then(|r| r.split('-').next())
-            .and_then(|p| p.parse::<u32>().ok())
-        else {
+        let Some(pid) = pid_of_group(&name) else {
             continue;
         };
-        if proc_root.join(pid.to_string()).exists() {
+        if is_live(pid) {
+            sweep.kept.push(name);
             continue;
         }
         let released: Vec<String> = fs::read_to_string(e.path().join("cgroup.procs"))
@@ -408,10 +433,10 @@ pub(crate) fn sweep_stale(hierarchy: &Hierarchy, proc_root: &Path) -> Vec<Swept>
             })
             .collect();
         if evacuate_and_remove(&e.path(), &hierarchy.root).is_ok() {
-            removed.push(Swept { name, released });
+            sweep.removed.push(Swept { name, released });
         }
     }
-    removed
+    sweep
 }
 
 /// The cgroups of this tool under the hierarchy's root (tests check none is left).

@@ -155,17 +155,35 @@ fn adopted_processes_go_back_where_they_came_from() {
 }
 
 #[test]
-fn stale_groups_of_dead_runs_are_swept_and_live_ones_kept() {
+fn stale_groups_are_swept_and_the_live_run_s_kept() {
     let (_t, h, proc_root) = v2_tree();
-    fs::create_dir(h.root.join("cargo-diskbench-999999-aa")).unwrap();
-    fs::create_dir(h.root.join("cargo-diskbench-42-bb")).unwrap();
-    fs::create_dir(h.root.join("other")).unwrap();
-    let removed: Vec<String> = sweep_stale(&h, &proc_root)
-        .into_iter()
-        .map(|s| s.name)
-        .collect();
-    assert_eq!(removed, vec!["cargo-diskbench-999999-aa".to_string()]);
-    assert_eq!(ours(&h), vec!["cargo-diskbench-42-bb".to_string()]);
+    // 42 runs (it is in the recorded /proc) but is not the live run: its name is a reused
+    // pid, and the group a leftover like the others.
+    for name in [
+        "cargo-diskbench-999999-aa",
+        "cargo-diskbench-42-bb",
+        "cargo-diskbench-7-cc",
+        "cargo-diskbench-7-dd",
+        "other",
+    ] {
+        fs::create_dir(h.root.join(name)).unwrap();
+    }
+    let sweep = sweep_stale(&h, &proc_root, |pid| pid == 7);
+    let removed: Vec<String> = sweep.removed.into_iter().map(|s| s.name).collect();
+    assert_eq!(
+        removed,
+        vec!["cargo-diskbench-42-bb", "cargo-diskbench-999999-aa"]
+    );
+    assert_eq!(
+        sweep.kept,
+        vec!["cargo-diskbench-7-cc", "cargo-diskbench-7-dd"]
+    );
+    let mut left = ours(&h);
+    left.sort();
+    assert_eq!(left, vec!["cargo-diskbench-7-cc", "cargo-diskbench-7-dd"]);
+    assert!(h.root.join("other").exists());
+    assert!(sweep_stale(&h, &proc_root, |_| false).kept.is_empty());
+    assert!(ours(&h).is_empty());
 }
 
 #[test]

@@ -89,8 +89,9 @@ fn plain(l: &Link) -> String {
 fn strongest_plain(a: &StepAnalysis) -> Option<&Link> {
     a.links
         .iter()
-        .filter(|l| l.rho.is_some())
-        .min_by(|x, y| x.rho.unwrap().total_cmp(&y.rho.unwrap()))
+        .filter_map(|l| l.rho.map(|rho| (l, rho)))
+        .min_by(|x, y| x.1.total_cmp(&y.1))
+        .map(|(l, _)| l)
 }
 
 /// The other side's controlled link: the CPU's when a disk figure decided, the best disk

@@ -5,6 +5,9 @@ use std::path::Path;
 
 use crate::cgroup::Hierarchy;
 
+/// The lock, once this process holds it (until it exits).
+static HELD: std::sync::OnceLock<fs::File> = std::sync::OnceLock::new();
+
 /// Only one what-if or `--like` run at a time on a host: two would cap each other's work
 /// (a daemon moved into one run's cgroup looks to the other like the daemon's own cgroup), and
 /// each run's "nothing of ours is left" check would see the other's groups.
@@ -19,22 +22,16 @@ use crate::cgroup::Hierarchy;
 /// (O_CLOEXEC).
 pub(crate) fn one_run_at_a_time(hierarchy: &Hierarchy) -> anyhow::Result<()> {
     use std::os::fd::AsRawFd;
-    use std::os::unix::fs::OpenOptionsExt;
-    static HELD: std::sync::OnceLock<fs::File> = std::sync::OnceLock::new();
     if HELD.get().is_some() {
         return Ok(());
     }
     let path: &Path = &hierarchy.root;
-    let dir = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC)
-        .open(path)
-        .map_err(|e| {
-            anyhow::anyhow!(
-                "--what-if/--like: cannot open {} to take the one-run-at-a-time lock: {e}",
-                path.display()
-            )
-        })?;
+    let dir = open_dir(path).map_err(|e| {
+        anyhow::anyhow!(
+            "--what-if/--like: cannot open {} to take the one-run-at-a-time lock: {e}",
+            path.display()
+        )
+    })?;
     // SAFETY: flock on a descriptor we own; no memory is involved.
     let try_lock = |op| unsafe { libc::flock(dir.as_raw_fd(), op) };
     if try_lock(libc::LOCK_EX | libc::LOCK_NB) != 0 {
@@ -53,4 +50,125 @@ pub(crate) fn one_run_at_a_time(hierarchy: &Hierarchy) -> anyhow::Result<()> {
     }
     let _ = HELD.set(dir);
     Ok(())
+}
+
+/// Who holds the one-run-at-a-time lock, as a sweep of what killed runs left needs to know:
+/// only the holder can have cgroups in use, so every other cgroup of this tool is a leftover.
+/// The cgroup's name carries the pid its run had, which alone cannot tell (a pid is reused,
+/// and a run in another pid namespace named its cgroup for a pid that means nothing here);
+/// the lock is held exactly as long as its run lives, also across namespaces.
+#[derive(Debug)]
+pub(crate) enum Holder {
+    /// No run holds it: this process took it for the sweep (released when this is dropped),
+    /// or this process is the what-if run that holds it (no file).
+    Nobody { _lock: Option<fs::File> },
+    /// A live run, as `/proc/locks` names it: its pid here and its pids in the pid
+    /// namespaces it is in (`NSpid`); a cgroup named for one of them is its own.
+    Live { pid: u32, ns_pids: Vec<u32> },
+    /// A live run whose pid is not visible from this pid namespace: which cgroups are its
+    /// cannot be told, so none is touched.
+    Unseen,
+}
+
+/// Who holds the lock on `hierarchy` now (see [`Holder`]); `proc_root` is normally `/proc`.
+pub(crate) fn holder(hierarchy: &Hierarchy, proc_root: &Path) -> Holder {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::MetadataExt;
+    if HELD.get().is_some() {
+        return Holder::Nobody { _lock: None };
+    }
+    let Ok(dir) = open_dir(&hierarchy.root) else {
+        return Holder::Unseen;
+    };
+    let Ok(meta) = dir.metadata() else {
+        return Holder::Unseen;
+    };
+    // Twice: a holder that ends between the failed try and the read of /proc/locks leaves
+    // no line, and the second try then succeeds.
+    for _ in 0..2 {
+        // SAFETY: flock on a descriptor we own; no memory is involved.
+        if unsafe { libc::flock(dir.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+            return Holder::Nobody { _lock: Some(dir) };
+        }
+        let dev = meta.dev();
+        let locks = fs::read_to_string(proc_root.join("locks")).unwrap_or_default();
+        match flock_holder(&locks, (libc::major(dev), libc::minor(dev)), meta.ino()) {
+            Some(0) => return Holder::Unseen,
+            Some(pid) => {
+                let status = fs::read_to_string(proc_root.join(pid.to_string()).join("status"))
+                    .unwrap_or_default();
+                let mut ns_pids = ns_pids(&status);
+                if !ns_pids.contains(&pid) {
+                    ns_pids.push(pid);
+                }
+                return Holder::Live { pid, ns_pids };
+            }
+            None => {}
+        }
+    }
+    Holder::Unseen
+}
+
+/// The pid holding an `flock` on the file `dev`:`ino` in a `/proc/locks` text (0: a holder
+/// in a pid namespace this one cannot see); waiters (`->` lines) are not holders.
+pub(crate) fn flock_holder(locks: &str, dev: (u32, u32), ino: u64) -> Option<u32> {
+    locks.lines().find_map(|line| {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.get(1) != Some(&"FLOCK") {
+            return None;
+        }
+        let pid: u32 = f.get(4)?.parse().ok()?;
+        let mut id = f.get(5)?.split(':');
+        let major = u32::from_str_radix(id.next()?, 16).ok()?;
+        let minor = u32::from_str_radix(id.next()?, 16).ok()?;
+        let inode: u64 = id.next()?.parse().ok()?;
+        ((major, minor) == dev && inode == ino).then_some(pid)
+    })
+}
+
+/// The `NSpid:` line of a `/proc/<pid>/status` text: the process's pid in each pid
+/// namespace it is in, outermost first (empty on kernels without the line).
+pub(crate) fn ns_pids(status: &str) -> Vec<u32> {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("NSpid:"))
+        .map(|rest| {
+            rest.split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn open_dir(path: &Path) -> std::io::Result<fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC)
+        .open(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lock_holder_is_read_from_proc_locks() {
+        let locks = "1: FLOCK  ADVISORY  WRITE 9099 fe:00:5310453 0 EOF\n\
+                     2: -> FLOCK  ADVISORY  WRITE 77 00:23:1 0 EOF\n\
+                     3: POSIX  ADVISORY  WRITE 55 00:23:1 0 EOF\n\
+                     4: FLOCK  ADVISORY  WRITE 4321 00:23:1 0 EOF\n\
+                     5: FLOCK  ADVISORY  WRITE 0 00:24:1 0 EOF\n";
+        assert_eq!(flock_holder(locks, (0, 0x23), 1), Some(4321));
+        assert_eq!(flock_holder(locks, (0xfe, 0), 5310453), Some(9099));
+        assert_eq!(flock_holder(locks, (0, 0x24), 1), Some(0));
+        assert_eq!(flock_holder(locks, (0, 0x23), 2), None);
+        assert_eq!(flock_holder("", (0, 0x23), 1), None);
+    }
+
+    #[test]
+    fn ns_pids_lists_every_namespace() {
+        assert_eq!(ns_pids("Name:\tx\nNSpid:\t5000\t12\n"), vec![5000, 12]);
+        assert_eq!(ns_pids("Name:\tx\nPid:\t5\n"), Vec::<u32>::new());
+    }
 }

@@ -42,8 +42,10 @@ pub fn preflight(dir: &Path, cgroup_fs: &Path) -> anyhow::Result<Result<CapTarge
 /// What a run killed with SIGKILL left in the block-I/O hierarchy: its capped cgroups, and in
 /// them whatever it had moved in (a docker daemon, throttled for every later build on the
 /// host until someone notices). Every `steps` and `run` sweeps at its start, what-if or not,
-/// and says what it released. Needs root; without it (or without a hierarchy) nothing is
-/// touched. Done once per process.
+/// and says what it released. A cgroup is a leftover unless it belongs to the run holding the
+/// one-run-at-a-time lock (see [`lock::Holder`]): a live what-if run's cgroups are left
+/// alone, and so is everything when the holder cannot be seen from here. Needs root; without
+/// it (or without a hierarchy) nothing is touched. Done once per process.
 pub fn sweep_killed_runs(cgroup_fs: &Path) {
     static DONE: std::sync::OnceLock<()> = std::sync::OnceLock::new();
     if DONE.set(()).is_err() {
@@ -56,7 +58,29 @@ pub fn sweep_killed_runs(cgroup_fs: &Path) {
     let Ok(hierarchy) = Hierarchy::detect(cgroup_fs) else {
         return;
     };
-    for swept in cgroup::sweep_stale(&hierarchy, Path::new("/proc")) {
+    let proc_root = Path::new("/proc");
+    // Held (if this process took it) until the sweep is done: no what-if run starts meanwhile.
+    let holder = lock::holder(&hierarchy, proc_root);
+    let sweep = match &holder {
+        lock::Holder::Nobody { .. } => cgroup::sweep_stale(&hierarchy, proc_root, |_| false),
+        lock::Holder::Live { ns_pids, .. } => {
+            cgroup::sweep_stale(&hierarchy, proc_root, |pid| ns_pids.contains(&pid))
+        }
+        lock::Holder::Unseen => {
+            // Which cgroups the holder's are cannot be told: only list them.
+            let kept = cgroup::sweep_stale(&hierarchy, proc_root, |_| true).kept;
+            if !kept.is_empty() {
+                eprintln!(
+                    "note: left the cgroup(s) {} alone: a cargo-diskbench what-if run in \
+                     another pid namespace holds the lock on {} and may be using them",
+                    kept.join(", "),
+                    hierarchy.root.display()
+                );
+            }
+            return;
+        }
+    };
+    for swept in sweep.removed {
         if swept.released.is_empty() {
             eprintln!("removed the cgroup {} a killed run left behind", swept.name);
         } else {
@@ -68,5 +92,15 @@ pub fn sweep_killed_runs(cgroup_fs: &Path) {
                 hierarchy.root.display()
             );
         }
+    }
+    if let lock::Holder::Live { pid, .. } = holder
+        && !sweep.kept.is_empty()
+    {
+        eprintln!(
+            "note: left the cgroup(s) {} alone: they belong to the cargo-diskbench what-if \
+             run still running as pid {pid} (it holds the lock on {})",
+            sweep.kept.join(", "),
+            hierarchy.root.display()
+        );
     }
 }
