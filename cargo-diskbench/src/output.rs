@@ -785,6 +785,11 @@ pub fn what_if_lines(s: &StepResult) -> String {
     }
     for c in &w.conditions {
         let vs = match (c.status, c.ratio) {
+            // Slower than its caps can explain: the machine's time, not the caps'.
+            (StepStatus::Ok, Some(r)) if c.disturbed && c.id.starts_with("like:") => {
+                format!("{r:.2}x disturbed, no prediction")
+            }
+            (StepStatus::Ok, Some(r)) if c.disturbed => format!("{r:.2}x disturbed"),
             (StepStatus::Ok, Some(r)) => format!("{r:.2}x"),
             _ => "failed".into(),
         };
