@@ -2,7 +2,7 @@
 //! one plain line per column elsewhere (CI logs), and the table of the columns at the end.
 
 use std::io::{IsTerminal, Write};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use engine::run::Progress;
 use engine::steps::StepEvent;
@@ -27,6 +27,78 @@ pub struct SuiteProgress {
     step_estimates: StepEstimates,
     /// Whether build steps follow the columns (for the expected time up front).
     steps_follow: bool,
+    /// The phase the current column is in, and since when: each phase's ETA is its own.
+    phase: Option<(Phase, Instant)>,
+}
+
+/// What a column is doing: laying out its files, measuring, removing its files.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    Layout,
+    Measure,
+    Remove,
+}
+
+/// Longest ETA shown as a figure: beyond it the rate seen so far says only "very long".
+pub const MAX_ETA_S: f64 = 24.0 * 3600.0;
+
+/// An estimate of the time left in a phase.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Eta {
+    /// No rate yet (nothing done, no time passed, figures that are not numbers): no ETA.
+    Unknown,
+    /// Seconds left, whole, at most [`MAX_ETA_S`].
+    Left(u64),
+    /// More than [`MAX_ETA_S`] at the rate seen so far.
+    Over,
+}
+
+impl Eta {
+    /// At the rate so far (`done` of `total` units in `elapsed_s`), what is left. The rate is
+    /// never divided by: the time left is `(total - done) * elapsed / done`, computed only
+    /// when `done` is above 0, and anything past [`MAX_ETA_S`] (a tiny rate, an overflow to
+    /// infinity) is [`Eta::Over`], so an ETA cannot run away to years.
+    pub fn at_rate(done: f64, total: f64, elapsed_s: f64) -> Eta {
+        if !(done.is_finite() && total.is_finite() && elapsed_s.is_finite()) {
+            return Eta::Unknown;
+        }
+        if done >= total {
+            return Eta::Left(0);
+        }
+        if done <= 0.0 || elapsed_s <= 0.0 {
+            return Eta::Unknown;
+        }
+        let left = (total - done) * (elapsed_s / done);
+        if left.is_finite() && left <= MAX_ETA_S {
+            Eta::Left(left.ceil() as u64)
+        } else {
+            Eta::Over
+        }
+    }
+
+    /// A timed phase: `length_s` long, `elapsed_s` into it. Left 0 once it has run its length.
+    pub fn timed(length_s: f64, elapsed_s: f64) -> Eta {
+        if !(length_s.is_finite() && elapsed_s.is_finite()) || length_s < 0.0 {
+            return Eta::Unknown;
+        }
+        let left = (length_s - elapsed_s.max(0.0)).max(0.0);
+        if left <= MAX_ETA_S {
+            Eta::Left(left.ceil() as u64)
+        } else {
+            Eta::Over
+        }
+    }
+
+    /// ", ETA 12 s", ", ETA 4 min 05 s", ", ETA over 24 h", or nothing when unknown.
+    fn suffix(self) -> String {
+        match self {
+            Eta::Unknown => String::new(),
+            Eta::Over => format!(", ETA over {:.0} h", MAX_ETA_S / 3600.0),
+            Eta::Left(s) if s < 60 => format!(", ETA {s} s"),
+            Eta::Left(s) if s < 3600 => format!(", ETA {} min {:02} s", s / 60, s % 60),
+            Eta::Left(s) => format!(", ETA {} h {:02} min", s / 3600, s % 3600 / 60),
+        }
+    }
 }
 
 impl SuiteProgress {
@@ -35,8 +107,10 @@ impl SuiteProgress {
         let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
             let bar = ProgressBar::with_draw_target(Some(1000), ProgressDrawTarget::stderr());
             bar.set_style(
+                // No {eta}: indicatif's comes from the bar's rate, which falls to nearly 0 while
+                // files are laid out or removed and the ETA runs away; each phase says its own.
                 ProgressStyle::with_template(
-                    "{spinner} {elapsed_precise} {bar:20} {percent:>3}% ETA {eta:>3} {msg}",
+                    "{spinner} {elapsed_precise} {bar:20} {percent:>3}% {msg}",
                 )
                 // infallible: a constant template, shown by every run.
                 .expect("valid template"),
@@ -55,6 +129,18 @@ impl SuiteProgress {
             current: String::new(),
             step_estimates: StepEstimates::default(),
             steps_follow: false,
+            phase: None,
+        }
+    }
+
+    /// Seconds since `phase` started, starting it now if the column was in another one.
+    fn in_phase(&mut self, phase: Phase) -> f64 {
+        match self.phase {
+            Some((p, since)) if p == phase => since.elapsed().as_secs_f64(),
+            _ => {
+                self.phase = Some((phase, Instant::now()));
+                0.0
+            }
         }
     }
 
@@ -126,8 +212,14 @@ impl SuiteProgress {
                 self.current_s = expected_s.unwrap_or(0.0);
                 self.started += 1;
                 self.current = name.to_string();
+                self.in_phase(Phase::Measure);
                 if let Some(bar) = &self.bar {
-                    bar.set_message(format!("{name} ({})", self.total()));
+                    let eta = expected_s.map_or(Eta::Unknown, |e| Eta::timed(e, 0.0));
+                    bar.set_message(format!(
+                        "{name} ({}): measuring{}",
+                        self.total(),
+                        eta.suffix()
+                    ));
                     bar.set_position((self.done_s * 1000.0) as u64);
                 } else if !self.quiet {
                     eprintln!("[{}] {name}: running", self.total());
@@ -138,23 +230,62 @@ impl SuiteProgress {
                 done_bytes,
                 total_bytes,
             } => {
+                let elapsed = self.in_phase(Phase::Layout);
                 if let Some(bar) = &self.bar {
+                    let eta = Eta::at_rate(*done_bytes as f64, *total_bytes as f64, elapsed);
                     bar.set_message(format!(
-                        "{name}: layout {}%",
-                        done_bytes * 100 / (*total_bytes).max(1)
+                        "{name}: laying out test files {}%{}",
+                        layout_pct(*done_bytes, *total_bytes),
+                        eta.suffix()
                     ));
                 }
             }
             Progress::Tick {
                 name, elapsed_s, ..
             } => {
+                self.in_phase(Phase::Measure);
                 if let Some(bar) = &self.bar {
                     let within = elapsed_s.min(self.current_s);
                     bar.set_position(((self.done_s + within) * 1000.0) as u64);
-                    bar.set_message(format!("{name} ({})", self.total()));
+                    let eta = if self.current_s > 0.0 {
+                        Eta::timed(self.current_s, *elapsed_s)
+                    } else {
+                        Eta::Unknown
+                    };
+                    bar.set_message(format!(
+                        "{name} ({}): measuring{}",
+                        self.total(),
+                        eta.suffix()
+                    ));
+                }
+            }
+            Progress::Remove {
+                name,
+                done_files,
+                total_files,
+            } => {
+                let elapsed = self.in_phase(Phase::Remove);
+                if let Some(bar) = &self.bar {
+                    // The measuring is over: the bar shows the column whole while files go.
+                    bar.set_position(((self.done_s + self.current_s) * 1000.0) as u64);
+                    let eta = Eta::at_rate(*done_files as f64, *total_files as f64, elapsed);
+                    bar.set_message(format!(
+                        "{name} ({}): {}{}",
+                        self.total(),
+                        removing_text(*done_files, *total_files),
+                        eta.suffix()
+                    ));
+                } else if done_files == total_files && elapsed >= SLOW_REMOVAL_S && !self.quiet {
+                    eprintln!(
+                        "[{}] {name}: {} took {}",
+                        self.total(),
+                        removing_text(*total_files, *total_files),
+                        format_s(elapsed)
+                    );
                 }
             }
             Progress::JobDone { name, result } => {
+                self.phase = None;
                 let text = format!("[{}] {name}: {}", self.total(), one_line(result));
                 self.line(&text);
             }
@@ -219,6 +350,30 @@ impl SuiteProgress {
         if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
         }
+    }
+}
+
+/// Without a terminal, a removal of the test files that took this long gets a line of its own
+/// (a CI log otherwise shows a silence after the column's measuring).
+const SLOW_REMOVAL_S: f64 = 2.0;
+
+/// Layout progress in whole percent, 100 only when done.
+fn layout_pct(done_bytes: u64, total_bytes: u64) -> u64 {
+    if total_bytes == 0 || done_bytes >= total_bytes {
+        return 100;
+    }
+    (done_bytes as u128 * 100 / total_bytes as u128).min(99) as u64
+}
+
+/// "removing test files (2 of 4)", or "removing the test file" for one.
+fn removing_text(done_files: usize, total_files: usize) -> String {
+    if total_files == 1 {
+        "removing the test file".into()
+    } else {
+        format!(
+            "removing test files ({} of {total_files})",
+            (done_files + 1).min(total_files)
+        )
     }
 }
 
@@ -633,6 +788,11 @@ pub fn what_if_lines(s: &StepResult) -> String {
     }
     for c in &w.conditions {
         let vs = match (c.status, c.ratio) {
+            // Slower than its caps can explain: the machine's time, not the caps'.
+            (StepStatus::Ok, Some(r)) if c.disturbed && c.id.starts_with("like:") => {
+                format!("{r:.2}x disturbed, no prediction")
+            }
+            (StepStatus::Ok, Some(r)) if c.disturbed => format!("{r:.2}x disturbed"),
             (StepStatus::Ok, Some(r)) => format!("{r:.2}x"),
             _ => "failed".into(),
         };
@@ -705,6 +865,52 @@ mod tests {
             assert!(!safe.chars().any(|c| c.is_control()), "{safe:?}");
         }
         assert_eq!(terminal_safe("a\tb\nc µs"), "a\tb\nc µs");
+    }
+
+    #[test]
+    fn eta_has_no_figure_without_a_rate_and_never_runs_away() {
+        // Zero progress, no time yet, or figures that are not numbers: no ETA at all.
+        assert_eq!(Eta::at_rate(0.0, 100.0, 30.0), Eta::Unknown);
+        assert_eq!(Eta::at_rate(10.0, 100.0, 0.0), Eta::Unknown);
+        assert_eq!(Eta::at_rate(f64::NAN, 100.0, 1.0), Eta::Unknown);
+        assert_eq!(Eta::at_rate(1.0, f64::INFINITY, 1.0), Eta::Unknown);
+        assert_eq!(Eta::suffix(Eta::Unknown), "");
+        // A steady rate: a quarter done in 10 s leaves 30 s.
+        assert_eq!(Eta::at_rate(25.0, 100.0, 10.0), Eta::Left(30));
+        assert_eq!(Eta::at_rate(1.0, 4.0, 60.0), Eta::Left(180));
+        // Done, or past the total: nothing left.
+        assert_eq!(Eta::at_rate(100.0, 100.0, 10.0), Eta::Left(0));
+        assert_eq!(Eta::at_rate(101.0, 100.0, 10.0), Eta::Left(0));
+        assert_eq!(Eta::at_rate(0.0, 0.0, 10.0), Eta::Left(0));
+        // A tiny rate (one byte of a GiB in five minutes) and figures whose product overflows
+        // to infinity are "over", never 8761061607 years.
+        assert_eq!(Eta::at_rate(1.0, (1u64 << 30) as f64, 300.0), Eta::Over);
+        assert_eq!(Eta::at_rate(f64::MIN_POSITIVE, 1.0, 1.0), Eta::Over);
+        assert_eq!(Eta::at_rate(1.0, f64::MAX, f64::MAX), Eta::Over);
+        assert_eq!(Eta::at_rate(1.0, 2.0, MAX_ETA_S + 1.0), Eta::Over);
+        assert_eq!(Eta::suffix(Eta::Over), ", ETA over 24 h");
+        // The timed phase: what is left of its length, 0 past it.
+        assert_eq!(Eta::timed(7.0, 2.5), Eta::Left(5));
+        assert_eq!(Eta::timed(7.0, 9.0), Eta::Left(0));
+        assert_eq!(Eta::timed(7.0, -1.0), Eta::Left(7));
+        assert_eq!(Eta::timed(f64::INFINITY, 1.0), Eta::Unknown);
+        assert_eq!(Eta::timed(1e300, 0.0), Eta::Over);
+        assert_eq!(Eta::suffix(Eta::Left(45)), ", ETA 45 s");
+        assert_eq!(Eta::suffix(Eta::Left(245)), ", ETA 4 min 05 s");
+        assert_eq!(Eta::suffix(Eta::Left(7500)), ", ETA 2 h 05 min");
+    }
+
+    #[test]
+    fn each_phase_reads_as_itself() {
+        assert_eq!(removing_text(0, 4), "removing test files (1 of 4)");
+        assert_eq!(removing_text(3, 4), "removing test files (4 of 4)");
+        assert_eq!(removing_text(4, 4), "removing test files (4 of 4)");
+        assert_eq!(removing_text(0, 1), "removing the test file");
+        assert_eq!(layout_pct(0, 0), 100);
+        assert_eq!(layout_pct(1, 3), 33);
+        assert_eq!(layout_pct(999, 1000), 99);
+        assert_eq!(layout_pct(u64::MAX - 1, u64::MAX), 99);
+        assert_eq!(layout_pct(5, 5), 100);
     }
 
     #[test]

@@ -50,6 +50,15 @@ pub enum Progress<'a> {
         elapsed_s: f64,
         measuring: bool,
     },
+    /// Removing a column's test files after it was measured (unmeasured): `done_files` of
+    /// `total_files` are gone. Sent once before the first file and after each. Freeing the
+    /// blocks of a large file can take minutes (ext4 with `discard` on a busy disk), so it is
+    /// a phase of its own, not silence after the measuring.
+    Remove {
+        name: &'a str,
+        done_files: usize,
+        total_files: usize,
+    },
     /// The job finished.
     JobDone {
         name: &'a str,

@@ -236,12 +236,8 @@ pub fn run_suite(opts: &SuiteOptions, progress: &mut ProgressFn<'_>) -> Result<V
             let (files, prep) = prepare_column_files(&spec, &align, progress)?;
             let mut result = run::execute(&spec, &align, &files, progress)?;
             result.file_preparation = Some(prep);
-            drop(files);
             // Every column and pass starts from new files; free the room now.
-            for (path, _) in spec.files() {
-                std::fs::remove_file(&path)
-                    .map_err(|e| anyhow::anyhow!("cannot remove {}: {e}", path.display()))?;
-            }
+            remove_column_files(&spec, files, progress)?;
             progress(&Progress::JobDone {
                 name: &spec.name,
                 result: &result,
@@ -261,6 +257,34 @@ pub fn run_suite(opts: &SuiteOptions, progress: &mut ProgressFn<'_>) -> Result<V
         .filter(|p| !p.is_empty())
         .map(median_pass)
         .collect())
+}
+
+/// Close and remove a column's files, one at a time, each step told to `progress` as the
+/// [`Progress::Remove`] phase.
+fn remove_column_files(
+    spec: &JobSpec,
+    files: Vec<OpenedFile>,
+    progress: &mut ProgressFn<'_>,
+) -> Result<()> {
+    let paths = spec.files();
+    let total_files = paths.len();
+    progress(&Progress::Remove {
+        name: &spec.name,
+        done_files: 0,
+        total_files,
+    });
+    // Closed first: an unlinked file that is still open keeps its blocks until the close.
+    drop(files);
+    for (done, (path, _)) in paths.iter().enumerate() {
+        std::fs::remove_file(path)
+            .map_err(|e| anyhow::anyhow!("cannot remove {}: {e}", path.display()))?;
+        progress(&Progress::Remove {
+            name: &spec.name,
+            done_files: done + 1,
+            total_files,
+        });
+    }
+    Ok(())
 }
 
 /// Create and prepare a column's files (one per job, none there before) as the published
@@ -358,6 +382,70 @@ pub(crate) fn median_pass(mut runs: Vec<TestResult>) -> TestResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Removing the test files is a phase of its own, after the measuring and before the
+    /// column's result: announced before the first file, counted file by file, and the files
+    /// are gone when it ends.
+    #[test]
+    fn removing_the_test_files_is_a_phase_after_the_measuring() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = SuiteOptions {
+            dir: dir.path().to_path_buf(),
+            only: Some(vec![ColumnId::RandWrite]),
+            size: 4 << 20,
+            runtime: Duration::from_millis(100),
+            ramp: Duration::ZERO,
+            engine: EngineChoice::Psync,
+            ..Default::default()
+        };
+        // (phase, done, total) in the order heard; a tick is "measure".
+        let mut heard: Vec<(&str, usize, usize)> = Vec::new();
+        let mut files_left_at_done = None;
+        let scratch_parent = dir.path().to_path_buf();
+        run_suite(&opts, &mut |p| match p {
+            Progress::Tick { .. } if heard.last().map(|h| h.0) != Some("measure") => {
+                heard.push(("measure", 0, 0))
+            }
+            Progress::Remove {
+                done_files,
+                total_files,
+                ..
+            } => heard.push(("remove", *done_files, *total_files)),
+            Progress::JobDone { .. } => {
+                heard.push(("done", 0, 0));
+                files_left_at_done = Some(count_files(&scratch_parent, "rand-write."));
+            }
+            _ => {}
+        })
+        .unwrap();
+        let numjobs = ColumnId::RandWrite.settings().numjobs as usize;
+        let mut want = vec![("measure", 0, 0)];
+        want.extend((0..=numjobs).map(|d| ("remove", d, numjobs)));
+        want.push(("done", 0, 0));
+        assert_eq!(heard, want);
+        assert_eq!(
+            files_left_at_done,
+            Some(0),
+            "files remain when the column is done"
+        );
+    }
+
+    /// Regular files named `prefix...` anywhere under `dir` (the scratch folder also holds
+    /// its owner file).
+    fn count_files(dir: &Path, prefix: &str) -> usize {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .map(|e| {
+                let t = e.file_type().unwrap();
+                if t.is_dir() {
+                    count_files(&e.path(), prefix)
+                } else {
+                    usize::from(t.is_file() && e.file_name().to_string_lossy().starts_with(prefix))
+                }
+            })
+            .sum()
+    }
 
     /// The job the suite runs is the one a record names for the column (the record crate's
     /// table), field for field: an import or the methodology page cannot disagree with it.

@@ -267,7 +267,12 @@ fn what_if_section(out: &mut String, record: &Record) {
             );
         }
         for c in &w.conditions {
-            let vs = c.ratio.map_or("failed".to_string(), |r| format!("{r:.2}x"));
+            let vs = match c.ratio {
+                // Slower than its caps can explain: never read as a prediction.
+                Some(r) if c.disturbed => format!("{r:.2}x (disturbed: not the caps)"),
+                Some(r) => format!("{r:.2}x"),
+                None => "failed".to_string(),
+            };
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | {vs} |",

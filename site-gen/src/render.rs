@@ -718,7 +718,12 @@ fn what_if_view(s: &record::StepResult) -> Value {
         .chain(w.conditions.iter().map(|c| {
             json!({
                 "id": c.id, "wall": fmt_s(c.wall_s),
-                "ratio": c.ratio.map(|r| format!("{r:.2}x")).unwrap_or_else(|| "failed".into()),
+                "ratio": match c.ratio {
+                    // Slower than its caps can explain: shown as such, never as a prediction.
+                    Some(r) if c.disturbed => format!("{r:.2}x (disturbed: not the caps)"),
+                    Some(r) => format!("{r:.2}x"),
+                    None => "failed".into(),
+                },
             })
         }))
         .collect();

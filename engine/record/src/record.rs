@@ -719,6 +719,11 @@ pub struct WhatIfCondition {
     /// Wall time against the normal run's median (e.g. 15.6 = 15.6x slower).
     #[serde(default)]
     pub ratio: Option<f64>,
+    /// A capped condition slower than its caps can explain (the I/O the cgroup let through,
+    /// at the caps, could cost less than a quarter of the extra time): a busy machine, not the
+    /// caps. Kept out of the verdict, and a `like:` condition's time is then no prediction.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub disturbed: bool,
     #[serde(default)]
     pub notes: Vec<String>,
 }

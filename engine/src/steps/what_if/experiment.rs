@@ -79,11 +79,26 @@ fn notes(
         && let Some(c) = conditions.iter().find(|c| c.id.starts_with("like:"))
         && c.status == StepStatus::Ok
     {
-        notes.push(format!(
-            "on {label}'s disk (its sequential MiB/s and random IOPS as caps): {:.2} s against \
-             {:.2} s here, CPU differences not included",
-            c.wall_s, baseline.wall_s
-        ));
+        if c.disturbed {
+            // A time the caps cannot explain is the machine's, not a prediction of the disk.
+            notes.push(format!(
+                "no prediction for {label}'s disk: the run under its caps was disturbed ({:.2} s \
+                 against {:.2} s here, but the I/O its caps let through could cost at most \
+                 {:.2} s); rerun on a quieter machine",
+                c.wall_s,
+                baseline.wall_s,
+                judgement::cap_cost_s(c).unwrap_or(0.0)
+            ));
+        } else {
+            notes.push(format!(
+                "on {label}'s disk (its sequential MiB/s and random IOPS as caps): {:.2} s \
+                 against {:.2} s here, CPU differences not included",
+                c.wall_s, baseline.wall_s
+            ));
+        }
+    }
+    if let Some(missed) = judgement::caps_missed(baseline, conditions) {
+        notes.push(missed.why);
     }
     notes.push(
         "every run started with the step's own files (its work folder) synced and dropped \

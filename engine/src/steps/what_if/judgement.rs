@@ -67,6 +67,7 @@ pub(crate) fn summarise(id: &str, caps: Option<IoCaps>, runs: &[Run]) -> WhatIfC
             StepStatus::Failed
         },
         ratio: None,
+        disturbed: false,
         notes,
     }
 }
@@ -140,19 +141,120 @@ pub(crate) fn judge(
             "The normal run failed, so there is nothing to compare with.".into(),
         );
     }
+    let noise = (baseline.spread_pct / 100.0).max(NOISE_FLOOR);
     for c in conditions.iter_mut() {
         c.ratio = (c.status == StepStatus::Ok && c.runs > 0).then(|| c.wall_s / baseline.wall_s);
+        c.disturbed = disturbed(baseline, noise, c);
     }
     let find = |id: &str| conditions.iter().find(|c| c.id == id);
-    let cmp = Comparison {
+    let mut cmp = Comparison {
         baseline,
-        noise: (baseline.spread_pct / 100.0).max(NOISE_FLOOR),
+        noise,
         iops: find("iops-capped"),
         bandwidth: find("bandwidth-capped"),
         memory: find("memory"),
+        missed: None,
     };
+    cmp.missed = cmp.caps_missed();
     let (bound, tail) = cmp.kind();
     (bound, format!("{}: {tail}.", cmp.figures()))
+}
+
+/// Whether a capped condition took longer than the normal run beyond the noise while the I/O
+/// its cgroup let through could cost, at its caps, less than [`MIN_CAP_COST_SHARE`] of the
+/// extra time: something else (a busy machine) slowed that run, not the caps.
+fn disturbed(baseline: &WhatIfCondition, noise: f64, c: &WhatIfCondition) -> bool {
+    let extra_s = c.wall_s - baseline.wall_s;
+    c.ratio.is_some_and(|r| r > 1.0 + noise)
+        && extra_s > MIN_EFFECT_S
+        && cap_cost_s(c).is_some_and(|cost| cost < MIN_CAP_COST_SHARE * extra_s)
+}
+
+/// A step writing less than this to storage is not told that the caps missed its writes.
+pub(crate) const MIN_WRITES_MISSED: u64 = 1 << 20;
+
+/// The caps missed the step's I/O, as the capped cgroups' counters show.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct CapsMissed {
+    /// None of its I/O at all (no cap can have slowed it), not only its writes.
+    pub nothing: bool,
+    /// The note: what the cgroup saw against what the step moved.
+    pub why: String,
+}
+
+/// Whether the caps missed the step's I/O, from the capped runs that ran:
+/// - nothing: every one let through less I/O than [`MIN_EFFECT_S`] could cost at its caps,
+///   while the step moved data to or from storage in its normal run (or ran faster on
+///   memory), so no cap can have slowed it;
+/// - its writes: the step wrote at least [`MIN_WRITES_MISSED`] and no capped run's cgroup saw
+///   a single write I/O.
+///
+/// Both happen on a loop device (on cgroup v1 its writes, synced or not, reach the disk below
+/// through the backing file's write-back, beside the caps), on FUSE and network filesystems,
+/// and on cgroup v1 for write-back the kernel's flusher does. None when the caps saw the
+/// step's I/O, or no capped run ran or has counters.
+pub(crate) fn caps_missed(
+    baseline: &WhatIfCondition,
+    conditions: &[WhatIfCondition],
+) -> Option<CapsMissed> {
+    let noise = (baseline.spread_pct / 100.0).max(NOISE_FLOOR);
+    let memory_saved = conditions
+        .iter()
+        .find(|c| c.id == "memory")
+        .and_then(|m| m.ratio)
+        .is_some_and(|r| 1.0 - r > noise);
+    let ran: Vec<&WhatIfCondition> = conditions
+        .iter()
+        .filter(|c| c.caps.is_some() && c.status == StepStatus::Ok && c.runs > 0)
+        .collect();
+    if ran.is_empty() {
+        return None;
+    }
+    let mut seen = record::CgroupIo::default();
+    let mut worst_cost_s = 0.0f64;
+    for c in &ran {
+        let (Some(io), Some(cost)) = (c.cgroup_io, cap_cost_s(c)) else {
+            return None;
+        };
+        worst_cost_s = worst_cost_s.max(cost);
+        seen.read_ios = seen.read_ios.max(io.read_ios);
+        seen.write_ios = seen.write_ios.max(io.write_ios);
+        seen.read_bytes = seen.read_bytes.max(io.read_bytes);
+        seen.write_bytes = seen.write_bytes.max(io.write_bytes);
+    }
+    let io = baseline.io.clone().unwrap_or_default();
+    let moved = io.read_bytes.saturating_add(io.write_bytes);
+    let nothing = worst_cost_s < MIN_EFFECT_S && (moved > 0 || memory_saved);
+    let writes = io.write_bytes >= MIN_WRITES_MISSED && seen.write_ios == 0;
+    if !nothing && !writes {
+        return None;
+    }
+    let step = if moved > 0 {
+        format!(
+            "the step itself read {} from and wrote {} to storage in its normal run",
+            record::size::format_bytes(io.read_bytes),
+            record::size::format_bytes(io.write_bytes)
+        )
+    } else {
+        "the step ran faster on memory".to_string()
+    };
+    let what = if nothing {
+        "the disk"
+    } else {
+        "the step's writes"
+    };
+    Some(CapsMissed {
+        nothing,
+        why: format!(
+            "the caps did not reach {what}: the capped cgroup saw at most {} read and {} write \
+             I/Os ({}) per run, at most {worst_cost_s:.3} s at the caps, while {step} (a loop \
+             device, a FUSE or network filesystem, or the kernel's write-back on cgroup v1 pass \
+             beside the caps)",
+            seen.read_ios,
+            seen.write_ios,
+            record::size::format_bytes(seen.read_bytes.saturating_add(seen.write_bytes)),
+        ),
+    })
 }
 
 /// The conditions that decide the verdict, set against the normal runs.
@@ -164,9 +266,25 @@ struct Comparison<'a> {
     iops: Option<&'a WhatIfCondition>,
     bandwidth: Option<&'a WhatIfCondition>,
     memory: Option<&'a WhatIfCondition>,
+    /// Set when the caps missed the step's I/O (all of it, or its writes).
+    missed: Option<CapsMissed>,
 }
 
 impl Comparison<'_> {
+    fn caps_missed(&self) -> Option<CapsMissed> {
+        let conditions: Vec<WhatIfCondition> = [self.iops, self.bandwidth, self.memory]
+            .into_iter()
+            .flatten()
+            .cloned()
+            .collect();
+        caps_missed(self.baseline, &conditions)
+    }
+
+    /// What the caps missed, for the sentence.
+    fn missed_why(&self) -> &str {
+        self.missed.as_ref().map_or("", |m| m.why.as_str())
+    }
+
     /// Whether the I/O the cap let through could have cost a fair share of the extra time.
     fn cap_explains(&self, c: &WhatIfCondition) -> bool {
         cap_cost_s(c)
@@ -175,8 +293,11 @@ impl Comparison<'_> {
 
     /// Whether the condition slowed the step beyond the noise, by its cap.
     fn slowed(&self, c: &WhatIfCondition) -> bool {
-        c.ratio
-            .is_some_and(|r| r > 1.0 + self.noise && c.wall_s - self.baseline.wall_s > MIN_EFFECT_S)
+        // Caps that reached none of its I/O cannot have slowed it, whatever the clock says.
+        !self.missed.as_ref().is_some_and(|m| m.nothing)
+            && c.ratio.is_some_and(|r| {
+                r > 1.0 + self.noise && c.wall_s - self.baseline.wall_s > MIN_EFFECT_S
+            })
             && self.cap_explains(c)
     }
 
@@ -273,6 +394,18 @@ impl Comparison<'_> {
                 Bound::Unknown,
                 "no capped run, so the experiment cannot say what kind of disk wait it is".into(),
             ),
+            (None, None)
+                if self.missed.is_some() && self.memory_saved().is_some_and(|s| s > self.noise) =>
+            {
+                (
+                    Bound::Unknown,
+                    format!(
+                        "{}; memory saved time, so the disk matters, but the experiment cannot \
+                         judge how",
+                        self.missed_why()
+                    ),
+                )
+            }
             (None, None) if self.memory_saved().is_some_and(|s| s > self.noise) => (
                 Bound::Unknown,
                 format!(
@@ -287,6 +420,10 @@ impl Comparison<'_> {
                     "neither cap slowed it beyond the noise ({noise_pct:.0}%) and it kept \
                      {cpu_share:.1} cores busy or waited for one: the disk does not set its pace"
                 ),
+            ),
+            (None, None) if self.missed.is_some() => (
+                Bound::Unknown,
+                format!("{}; the experiment cannot judge", self.missed_why()),
             ),
             (None, None) => (
                 Bound::Unknown,
@@ -388,6 +525,115 @@ mod tests {
         // A tiny step doubling by 20 ms is no effect either.
         let mut c = vec![cond("iops-capped", 0.04)];
         assert_eq!(judge(&base(0.02, 0.02, 0.0), &mut c).0, Bound::Cpu);
+    }
+
+    /// A step on a loop device: its synced writes land in the backing file's page cache, so
+    /// the caps on the disk below see two reads; memory is far faster.
+    #[test]
+    fn caps_that_reach_nothing_cannot_judge() {
+        let mut b = base(1.6, 0.1, 5.0);
+        b.io = Some(record::StepIo {
+            write_bytes: 2 << 20,
+            ..Default::default()
+        });
+        let saw = |mut c: WhatIfCondition, read_ios: u64| {
+            c.cgroup_io = Some(record::CgroupIo {
+                read_ios,
+                read_bytes: read_ios * 4096,
+                ..Default::default()
+            });
+            c
+        };
+        let mut bw = saw(cond("bandwidth-capped", 1.7), 0);
+        bw.caps = Some(IoCaps {
+            rbps: Some(50 * MIB),
+            wbps: Some(50 * MIB),
+            ..Default::default()
+        });
+        let memory = |wall_s: f64| WhatIfCondition {
+            caps: None,
+            ..cond("memory", wall_s)
+        };
+        let mut c = vec![memory(0.05), saw(cond("iops-capped", 1.5), 2), bw];
+        let (bound, why) = judge(&b, &mut c);
+        assert_eq!(bound, Bound::Unknown, "{why}");
+        assert!(why.contains("did not reach the disk"), "{why}");
+        assert!(why.contains("cannot judge"), "{why}");
+        assert!(!why.contains("looser"), "{why}");
+        let missed = caps_missed(&b, &c).expect("missed");
+        assert!(missed.nothing, "{missed:?}");
+        assert!(missed.why.contains("2 read and 0 write I/Os"), "{missed:?}");
+        // The same step without the memory run, slower under the cap by the clock: still no
+        // verdict, the caps cannot have done it.
+        let mut c = vec![saw(cond("iops-capped", 3.0), 2)];
+        let (bound, why) = judge(&b, &mut c);
+        assert_eq!(bound, Bound::Unknown, "{why}");
+        assert!(why.contains("did not reach"), "{why}");
+        // A compile whose caps saw nothing is still cpu-bound: it is busy on the CPUs.
+        let mut busy = base(10.0, 18.0, 5.0);
+        busy.io = b.io.clone();
+        let mut c = vec![saw(cond("iops-capped", 10.2), 3)];
+        assert_eq!(judge(&busy, &mut c).0, Bound::Cpu);
+        // Caps that saw the step's I/O (its writes among it) judge as before.
+        let mut through = saw(cond("iops-capped", 6.0), 1500);
+        through.cgroup_io.as_mut().unwrap().write_ios = 500;
+        let mut c = vec![through];
+        assert_eq!(judge(&b, &mut c).0, Bound::Latency);
+        assert_eq!(caps_missed(&b, &c), None);
+        // Reads through the cap (a loop device's backing file read back), its 2 MiB of synced
+        // writes never: the caps missed its writes, and the verdict cannot judge.
+        let mut c = vec![memory(0.01), saw(cond("iops-capped", 1.9), 54)];
+        let (bound, why) = judge(&b, &mut c);
+        assert_eq!(bound, Bound::Unknown, "{why}");
+        assert!(why.contains("did not reach the step's writes"), "{why}");
+        assert!(!why.contains("looser"), "{why}");
+        assert!(!caps_missed(&b, &c).unwrap().nothing);
+        // A step that moved nothing to storage and gained nothing on memory: "something else".
+        let idle = base(1.6, 0.1, 5.0);
+        let mut c = vec![memory(1.6), saw(cond("iops-capped", 1.6), 0)];
+        let (bound, why) = judge(&idle, &mut c);
+        assert_eq!(bound, Bound::Unknown, "{why}");
+        assert!(why.contains("something else"), "{why}");
+    }
+
+    /// A capped run slowed by something its caps cannot have cost (a sleep, a busy machine) is
+    /// marked disturbed; one the caps explain is not.
+    #[test]
+    fn a_run_slower_than_its_caps_can_explain_is_disturbed() {
+        let b = base(0.4, 0.1, 5.0);
+        let with = |id: &str, wall_s: f64, write_ios: u64| {
+            let mut c = cond(id, wall_s);
+            c.caps = Some(IoCaps {
+                riops: Some(2995),
+                wiops: Some(2995),
+                rbps: Some(401 * MIB),
+                wbps: Some(401 * MIB),
+            });
+            c.cgroup_io = Some(record::CgroupIo {
+                write_ios,
+                write_bytes: write_ios * 4096,
+                ..Default::default()
+            });
+            c
+        };
+        // 300 writes at 2995/s: at most 0.1 s, against 2.6 s extra.
+        let mut c = vec![with("like:ebs", 3.0, 300), with("iops-capped", 3.0, 300)];
+        judge(&b, &mut c);
+        assert!(c.iter().all(|c| c.disturbed), "{c:#?}");
+        // 6000 writes could cost 2 s of the 2.6 s: the caps' doing.
+        let mut c = vec![with("like:ebs", 3.0, 6000)];
+        judge(&b, &mut c);
+        assert!(!c[0].disturbed, "{c:#?}");
+        // Within the noise, or faster: nothing to explain.
+        let mut c = vec![with("like:ebs", 0.45, 0), with("iops-capped", 0.3, 0)];
+        judge(&b, &mut c);
+        assert!(c.iter().all(|c| !c.disturbed), "{c:#?}");
+        // No counters: nothing to judge the time by, so not marked.
+        let mut bare = with("like:ebs", 3.0, 0);
+        bare.cgroup_io = None;
+        let mut c = vec![bare];
+        judge(&b, &mut c);
+        assert!(!c[0].disturbed);
     }
 
     #[test]
