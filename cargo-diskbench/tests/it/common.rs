@@ -248,6 +248,12 @@ pub fn steps_cmd(project: &std::path::Path, dir: &std::path::Path, args: &[&str]
     cmd
 }
 
+/// The quickest run options that still measure: 4 MiB files, one measured second, no warm-up.
+/// One second, not less: on a CPU-starved machine a 0.2 s window was seen to end with a
+/// single 1 MiB write done on ramfs, and a window with no completed I/O has no figure to
+/// record (docs/benchmarks/2026-12-02-dev-vm/memory-first-io.md).
+pub const QUICK_RUN_ARGS: [&str; 6] = ["--size", "4M", "--runtime", "1", "--ramp", "0"];
+
 /// Run `cmd` and read the record it printed on stdout.
 pub fn run_json(cmd: &mut Command) -> (Output, serde_json::Value) {
     let out = cmd.output().expect("cannot start cargo-diskbench");

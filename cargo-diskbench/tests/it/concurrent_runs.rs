@@ -11,6 +11,24 @@ use std::time::{Duration, Instant};
 
 use crate::common::{self, sandbox};
 
+/// `run` measuring one column as quickly as it measures, no steps, no site.
+const QUICK_SEQ_READ_RUN: [&str; 11] = {
+    let q = common::QUICK_RUN_ARGS;
+    [
+        "run",
+        "--no-steps",
+        "--no-site",
+        "--only",
+        "seq-read",
+        q[0],
+        q[1],
+        q[2],
+        q[3],
+        q[4],
+        q[5],
+    ]
+};
+
 fn docker_answers() -> bool {
     Command::new("docker")
         .args(["version", "--format", "{{.Server.Version}}"])
@@ -370,22 +388,7 @@ fn a_daemon_left_capped_by_a_killed_what_if_run_is_released_by_the_next_run() {
             "steps",
             &["steps", "--only", "sqlite", "--sqlite-transactions", "20"],
         ),
-        (
-            "run",
-            &[
-                "run",
-                "--no-steps",
-                "--no-site",
-                "--only",
-                "seq-read",
-                "--size",
-                "4M",
-                "--runtime",
-                "1",
-                "--ramp",
-                "0",
-            ],
-        ),
+        ("run", &QUICK_SEQ_READ_RUN),
         (
             "steps --what-if",
             &[
@@ -454,19 +457,7 @@ fn plain_run(which: &str) -> String {
     let args: &[&str] = if which == "steps" {
         &["steps", "--only", "sqlite", "--sqlite-transactions", "20"]
     } else {
-        &[
-            "run",
-            "--no-steps",
-            "--no-site",
-            "--only",
-            "seq-read",
-            "--size",
-            "4M",
-            "--runtime",
-            "1",
-            "--ramp",
-            "0",
-        ]
+        &QUICK_SEQ_READ_RUN
     };
     let (project, dir) = (sandbox(), sandbox());
     let out = common::bin()

@@ -660,21 +660,9 @@ fn assert_auto_on_memory(record: &Record) {
 /// every column measures, and rand-write's 4 KiB writes number more than 1000, which memory
 /// does in 1 s on any machine (a CPU-starved one included), whatever the backend.
 fn measures_on_memory(dir: &Path, results: &Path, only: &str) -> Record {
-    let out = output(run_cmd(
-        results,
-        &[
-            "--only",
-            only,
-            "--dir",
-            dir.to_str().unwrap(),
-            "--size",
-            "4M",
-            "--runtime",
-            "1",
-            "--ramp",
-            "0",
-        ],
-    ));
+    let mut args = vec!["--only", only, "--dir", dir.to_str().unwrap()];
+    args.extend(common::QUICK_RUN_ARGS);
+    let out = output(run_cmd(results, &args));
     assert!(out.status.success(), "{}", stderr(&out));
     let record = only_record(results);
     for t in &record.tests {

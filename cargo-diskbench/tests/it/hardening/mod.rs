@@ -122,27 +122,12 @@ fn run_writing_only_inside(around: &Path, cwd: &Path, args: &[&str], inside: &Pa
 }
 
 /// The quickest `run` that measures one column in `dir` and keeps its record in `results`:
-/// append what the test varies. One second, not less: on a CPU-starved machine a 0.2 s window
-/// was seen to end with a single 1 MiB write done on ramfs, and a window with no completed
-/// I/O has no figure to record (docs/benchmarks/2026-12-02-dev-vm/memory-first-io.md).
+/// append what the test varies (the settings: [`common::QUICK_RUN_ARGS`]).
 fn quick_run<'a>(dir: &'a str, results: &'a str, only: &'a str) -> Vec<&'a str> {
-    vec![
-        "run",
-        "--dir",
-        dir,
-        "--results",
-        results,
-        "--size",
-        "4M",
-        "--runtime",
-        "1",
-        "--ramp",
-        "0",
-        "--only",
-        only,
-        "--no-steps",
-        "--quiet",
-    ]
+    let mut args = vec!["run", "--dir", dir, "--results", results];
+    args.extend(common::QUICK_RUN_ARGS);
+    args.extend(["--only", only, "--no-steps", "--quiet"]);
+    args
 }
 
 /// How many entries `dir` holds (0 when it does not exist).
