@@ -28,42 +28,17 @@ use std::time::{Duration, Instant};
 
 use record::{CgroupIo, IoCaps};
 
+mod kernel_files;
+pub mod saved_limits;
+pub use kernel_files::{DevNum, Version};
+use kernel_files::{V1_FILES, annotate, on_cgroupfs, write_line};
+use saved_limits::SavedLimits;
+
 /// Where the kernel mounts the cgroup filesystems.
 pub const CGROUP_FS: &str = "/sys/fs/cgroup";
 /// Every cgroup this tool makes is named `cargo-diskbench-<pid>-<id>`: the pid lets a later
 /// run remove what a killed run left (see [`sweep_stale`]).
 pub(crate) const NAME_PREFIX: &str = "cargo-diskbench-";
-
-/// A block device number.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct DevNum {
-    pub major: u32,
-    pub minor: u32,
-}
-
-impl std::fmt::Display for DevNum {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}", self.major, self.minor)
-    }
-}
-
-impl DevNum {
-    pub(crate) fn parse(s: &str) -> Option<DevNum> {
-        let (a, b) = s.trim().split_once(':')?;
-        Some(DevNum {
-            major: a.parse().ok()?,
-            minor: b.parse().ok()?,
-        })
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Version {
-    /// The `blkio` controller's own hierarchy.
-    V1,
-    /// The unified hierarchy with the `io` controller.
-    V2,
-}
 
 /// The hierarchy that throttles block I/O on this machine.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -72,16 +47,6 @@ pub struct Hierarchy {
     /// The hierarchy's mount point, e.g. `/sys/fs/cgroup/blkio` or `/sys/fs/cgroup`.
     pub root: PathBuf,
 }
-
-/// Picks one cap out of an [`IoCaps`].
-type CapField = fn(&IoCaps) -> Option<u64>;
-
-const V1_FILES: [(&str, CapField); 4] = [
-    ("blkio.throttle.read_iops_device", |c| c.riops),
-    ("blkio.throttle.write_iops_device", |c| c.wiops),
-    ("blkio.throttle.read_bps_device", |c| c.rbps),
-    ("blkio.throttle.write_bps_device", |c| c.wbps),
-];
 
 impl Hierarchy {
     /// Find the hierarchy under `fs_root` (normally [`CGROUP_FS`]): v1 `blkio` with throttle
@@ -134,6 +99,14 @@ impl Hierarchy {
         parse_proc_cgroup(&text, self.version)
     }
 
+    /// The hierarchy as a sweep of saved limits needs it.
+    pub(crate) fn as_root(&self) -> saved_limits::HierarchyRoot<'_> {
+        saved_limits::HierarchyRoot {
+            root: &self.root,
+            version: self.version,
+        }
+    }
+
     fn dir_of(&self, cgroup: &str) -> PathBuf {
         self.root.join(cgroup.trim_start_matches('/'))
     }
@@ -150,14 +123,6 @@ pub(crate) fn parse_proc_cgroup(text: &str, version: Version) -> Option<String> 
         };
         hit.then(|| path.to_string())
     })
-}
-
-/// What was changed in a cgroup the tool did not make (a daemon's), to put back exactly.
-#[derive(Debug)]
-struct SavedLimits {
-    dir: PathBuf,
-    /// (file, device, the line to write back)
-    lines: Vec<(PathBuf, String)>,
 }
 
 /// A process moved in from elsewhere, and where it came from.
@@ -177,6 +142,8 @@ pub struct CapGroup {
     proc_root: PathBuf,
     moved: Vec<Moved>,
     saved: Vec<SavedLimits>,
+    /// Where the limits of cgroups capped in place are kept until they are back.
+    run_dir: PathBuf,
     closed: bool,
 }
 
@@ -199,6 +166,7 @@ impl CapGroup {
             proc_root: PathBuf::from("/proc"),
             moved: Vec::new(),
             saved: Vec::new(),
+            run_dir: saved_limits::run_dir(),
             closed: false,
         })
     }
@@ -207,6 +175,13 @@ impl CapGroup {
     #[cfg(test)]
     pub(crate) fn with_proc_root(mut self, proc_root: &Path) -> CapGroup {
         self.proc_root = proc_root.to_path_buf();
+        self
+    }
+
+    /// Keep the limits of cgroups capped in place in another run folder (tests).
+    #[cfg(test)]
+    pub(crate) fn with_run_dir(mut self, run_dir: &Path) -> CapGroup {
+        self.run_dir = run_dir.to_path_buf();
         self
     }
 
@@ -258,7 +233,9 @@ impl CapGroup {
     }
 
     /// Cap the cgroup `cgroup` (a path under the root, e.g. a daemon's) in place, keeping its
-    /// previous limits for these devices to write back on close.
+    /// previous limits for these devices to write back on close. They are kept on disk first
+    /// (see [`saved_limits`]): if that fails, nothing is capped; after a SIGKILL, the next
+    /// run's sweep writes them back.
     pub(crate) fn cap_in_place(
         &mut self,
         cgroup: &str,
@@ -266,10 +243,7 @@ impl CapGroup {
         caps: &IoCaps,
     ) -> io::Result<()> {
         let dir = self.hierarchy.dir_of(cgroup);
-        let mut saved = SavedLimits {
-            dir: dir.clone(),
-            lines: Vec::new(),
-        };
+        let mut saved = SavedLimits::new(cgroup, dir.clone());
         match self.hierarchy.version {
             Version::V1 => {
                 for (file, _) in V1_FILES {
@@ -295,9 +269,13 @@ impl CapGroup {
                 }
             }
         }
+        saved.record(&self.run_dir, self.hierarchy.version)?;
+        saved_limits::test_stop_point("limits-recorded");
         // Saved first: if the write fails half-way, close still restores what was there.
         self.saved.push(saved);
-        write_caps(&self.hierarchy, &dir, devices, caps)
+        write_caps(&self.hierarchy, &dir, devices, caps)?;
+        saved_limits::test_stop_point("limits-capped");
+        Ok(())
     }
 
     /// What the cgroup moved on `devices` so far.
@@ -317,15 +295,26 @@ impl CapGroup {
         }
         self.closed = true;
         let mut errors = Vec::new();
-        for saved in self.saved.drain(..).rev() {
+        for mut saved in self.saved.drain(..).rev() {
+            let mut restored = true;
             for (file, line) in &saved.lines {
-                if let Err(e) = write_line(file, line) {
-                    errors.push(format!(
-                        "could not restore {} in {}: {e}",
-                        line,
-                        saved.dir.display()
-                    ));
+                match write_line(file, line) {
+                    Ok(()) => {}
+                    // The cgroup is gone (its service stopped): nothing left to restore.
+                    Err(_) if !saved.dir.exists() => {}
+                    Err(e) => {
+                        restored = false;
+                        errors.push(format!(
+                            "could not restore {} in {}: {e}",
+                            line,
+                            saved.dir.display()
+                        ));
+                    }
                 }
+            }
+            // Not restored: the state file stays for the next run's sweep to try again.
+            if restored && let Err(e) = saved.forget() {
+                errors.push(e);
             }
         }
         // Processes moved in go back; anything else still inside (a daemon's child born
@@ -586,46 +575,6 @@ fn read_usage(h: &Hierarchy, dir: &Path, devices: &[DevNum]) -> CgroupIo {
         }
         Version::V2 => parse_io_stat(&read("io.stat"), devices),
     }
-}
-
-/// One write, as the cgroup files want it: one line per write(2), no create (on a recorded
-/// tree the file is created, as the kernel would have made it).
-fn write_line(path: &Path, line: &str) -> io::Result<()> {
-    use std::io::Write as _;
-    let recorded = !on_cgroupfs(path.parent().unwrap_or(path));
-    let mut f = fs::OpenOptions::new()
-        .write(true)
-        .create(recorded)
-        .truncate(recorded)
-        .open(path)
-        .map_err(|e| annotate(e, "open", path))?;
-    f.write_all(line.as_bytes())
-        .map_err(|e| annotate(e, &format!("write \"{line}\" to"), path))
-}
-
-fn annotate(e: io::Error, what: &str, path: &Path) -> io::Error {
-    io::Error::new(e.kind(), format!("cannot {what} {}: {e}", path.display()))
-}
-
-const CGROUP_SUPER_MAGIC: i64 = 0x27e0eb;
-const CGROUP2_SUPER_MAGIC: i64 = 0x6367_7270;
-
-fn on_cgroupfs(path: &Path) -> bool {
-    let Ok(c) = CString::new(path.as_os_str().as_bytes()) else {
-        return false;
-    };
-    let mut st = std::mem::MaybeUninit::<libc::statfs>::uninit();
-    // SAFETY: c is NUL-terminated and st is writable memory of the right size; it is read
-    // only when statfs succeeded and so filled it.
-    let rc = unsafe { libc::statfs(c.as_ptr(), st.as_mut_ptr()) };
-    if rc != 0 {
-        return false;
-    }
-    // SAFETY: rc == 0.
-    // The field's type differs between targets.
-    #[allow(clippy::unnecessary_cast)]
-    let t = unsafe { st.assume_init() }.f_type as i64;
-    t == CGROUP_SUPER_MAGIC || t == CGROUP2_SUPER_MAGIC
 }
 
 /// Move whatever is still in `dir` to `to`, then remove `dir`. A process that just exited

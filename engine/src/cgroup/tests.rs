@@ -206,3 +206,270 @@ fn v1_files_parse() {
     );
     assert_eq!(DevNum::parse("vda"), None);
 }
+
+/// The state files in a run folder.
+fn state_files(run_dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(run_dir)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// A run killed with SIGKILL after capping a daemon's cgroup in place: nothing of it ran
+/// after the cap (no Drop), and the next run's sweep writes the old limits back from the
+/// state file, exactly, for a device that had a limit and one that had none.
+#[test]
+fn a_daemon_capped_in_place_by_a_killed_run_gets_its_limits_back_from_the_state_file() {
+    let (t, h, proc_root) = v2_tree();
+    // /run exists; the tool makes only its own folder in it.
+    fs::create_dir(t.path().join("run")).unwrap();
+    let run_dir = t.path().join("run/cargo-diskbench");
+    let daemon_io_max = h.root.join("system.slice/docker.service/io.max");
+    let mut g = CapGroup::create(&h, "cargo-diskbench-1-gh")
+        .unwrap()
+        .with_proc_root(&proc_root)
+        .with_run_dir(&run_dir);
+    let caps = IoCaps {
+        riops: Some(1000),
+        wiops: Some(1000),
+        ..Default::default()
+    };
+    g.cap_in_place(
+        "/system.slice/docker.service",
+        &[DevNum { major: 8, minor: 0 }, VDA],
+        &caps,
+    )
+    .unwrap();
+    let files = state_files(&run_dir);
+    assert_eq!(files.len(), 1, "{files:?}");
+    let pid = std::process::id();
+    assert!(files[0].starts_with(&format!("limits-{pid}-")), "{files:?}");
+    let state = fs::read_to_string(run_dir.join(&files[0])).unwrap();
+    assert!(
+        state.contains("8:0 rbps=1048576 wbps=max riops=max wiops=max"),
+        "{state}"
+    );
+    assert_eq!(
+        fs::read_to_string(&daemon_io_max).unwrap(),
+        "254:0 riops=1000 wiops=1000 rbps=max wbps=max"
+    );
+    // SIGKILL: no close, no Drop.
+    std::mem::forget(g);
+    // The live run's file is left alone.
+    let kept = saved_limits::sweep(&h.as_root(), &run_dir, |p| p == pid);
+    assert_eq!(kept.kept, files);
+    assert_eq!(state_files(&run_dir), files);
+    // Lines are written one device at a time; the recorded file keeps the last write, so
+    // record what the kernel would hold after each.
+    let sweep = saved_limits::sweep(&h.as_root(), &run_dir, |_| false);
+    assert!(sweep.refused.is_empty(), "{:?}", sweep.refused);
+    assert_eq!(sweep.restored.len(), 1);
+    assert!(
+        sweep.restored[0]
+            .contains("restored the limits of the cgroup /system.slice/docker.service"),
+        "{:?}",
+        sweep.restored
+    );
+    assert!(
+        sweep.restored[0].contains("8:0 rbps=1048576 wbps=max riops=max wiops=max")
+            && sweep.restored[0].contains("254:0 rbps=max wbps=max riops=max wiops=max"),
+        "{:?}",
+        sweep.restored
+    );
+    assert_eq!(
+        fs::read_to_string(&daemon_io_max).unwrap(),
+        "254:0 rbps=max wbps=max riops=max wiops=max"
+    );
+    assert!(state_files(&run_dir).is_empty());
+}
+
+/// A normal end writes the limits back and deletes the state file.
+#[test]
+fn a_normal_end_restores_and_deletes_the_state_file() {
+    let (t, h, proc_root) = v2_tree();
+    let run_dir = t.path().join("run");
+    let mut g = CapGroup::create(&h, "cargo-diskbench-1-ij")
+        .unwrap()
+        .with_proc_root(&proc_root)
+        .with_run_dir(&run_dir);
+    g.cap_in_place(
+        "/system.slice/docker.service",
+        &[DevNum { major: 8, minor: 0 }],
+        &IoCaps {
+            wbps: Some(1 << 20),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(state_files(&run_dir).len(), 1);
+    g.close().unwrap();
+    assert!(state_files(&run_dir).is_empty());
+    assert_eq!(
+        fs::read_to_string(h.root.join("system.slice/docker.service/io.max")).unwrap(),
+        "8:0 rbps=1048576 wbps=max riops=max wiops=max"
+    );
+}
+
+/// A run folder that is not ours (a symlink, another user's, writable by others): nothing is
+/// capped in place, since the limits could not be kept.
+#[test]
+fn no_cap_in_place_without_a_run_folder_of_our_own() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let (t, h, proc_root) = v2_tree();
+    let elsewhere = t.path().join("elsewhere");
+    fs::create_dir(&elsewhere).unwrap();
+    let link = t.path().join("run-link");
+    std::os::unix::fs::symlink(&elsewhere, &link).unwrap();
+    let open = t.path().join("run-open");
+    fs::create_dir(&open).unwrap();
+    fs::set_permissions(&open, fs::Permissions::from_mode(0o777)).unwrap();
+    let daemon_io_max = h.root.join("system.slice/docker.service/io.max");
+    let before = fs::read_to_string(&daemon_io_max).unwrap();
+    for (run_dir, says) in [(&link, "symlink"), (&open, "writable by it alone")] {
+        let mut g = CapGroup::create(&h, "cargo-diskbench-1-kl")
+            .unwrap()
+            .with_proc_root(&proc_root)
+            .with_run_dir(run_dir);
+        let e = g
+            .cap_in_place(
+                "/system.slice/docker.service",
+                &[VDA],
+                &IoCaps {
+                    riops: Some(10),
+                    ..Default::default()
+                },
+            )
+            .unwrap_err();
+        // NotFound would mean "no io controller there" to the caller, which then moves the
+        // daemon instead.
+        assert_ne!(e.kind(), std::io::ErrorKind::NotFound);
+        let err = e.to_string();
+        assert!(
+            err.contains(says) && err.contains("was not capped"),
+            "{err}"
+        );
+        assert_eq!(fs::read_to_string(&daemon_io_max).unwrap(), before);
+        g.close().unwrap();
+        assert!(state_files(&elsewhere).is_empty());
+        assert!(state_files(&open).is_empty());
+    }
+}
+
+/// State files that are corrupt or hostile are refused with the file named and the reason,
+/// nothing of them is written, and they stay for a person to look at; a symlink is not
+/// followed.
+#[test]
+fn hostile_or_corrupt_state_files_are_refused_and_not_followed() {
+    let (t, h, _) = v2_tree();
+    let run_dir = t.path().join("run");
+    fs::create_dir(&run_dir).unwrap();
+    // What a hostile file would aim at, outside the hierarchy.
+    let target = t.path().join("etc");
+    fs::create_dir(&target).unwrap();
+    fs::write(target.join("io.max"), "keep").unwrap();
+    // A symlink inside the hierarchy to outside it.
+    std::os::unix::fs::symlink(&target, h.root.join("system.slice/link")).unwrap();
+    let state = |cgroup: &str, file: &str, line: &str| {
+        serde_json::json!({
+            "schema": "diskbench.saved-limits/1", "pid": 4194400, "version": "v2",
+            "cgroup": cgroup, "lines": [[file, line]]
+        })
+        .to_string()
+    };
+    let good_line = "8:0 riops=max wiops=max rbps=max wbps=max";
+    let cases = [
+        (
+            "limits-4194400-a.json",
+            "{not json".to_string(),
+            "not a state file",
+        ),
+        (
+            "limits-4194400-b.json",
+            state("/../../etc", "io.max", good_line),
+            "not a plain path",
+        ),
+        (
+            "limits-4194400-c.json",
+            state("/system.slice/link", "io.max", good_line),
+            "is a symlink; not followed",
+        ),
+        (
+            "limits-4194400-d.json",
+            state("/system.slice/docker.service", "cgroup.procs", "1"),
+            "is not a throttle file of cgroup v2",
+        ),
+        (
+            "limits-4194400-e.json",
+            state("/system.slice/docker.service", "io.max", "8:0 rbps=1\n+cpu"),
+            "not a throttle rule",
+        ),
+        (
+            "limits-4194400-f.json",
+            state("relative", "io.max", good_line),
+            "not a path from the root",
+        ),
+        (
+            "limits-4194401-g.json",
+            state("/system.slice/docker.service", "io.max", good_line),
+            "named for pid 4194401",
+        ),
+    ];
+    for (name, text, _) in &cases {
+        fs::write(run_dir.join(name), text).unwrap();
+    }
+    // A state file that is a symlink (to a good-looking file elsewhere).
+    fs::write(
+        target.join("state.json"),
+        state("/system.slice/docker.service", "io.max", good_line),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(
+        target.join("state.json"),
+        run_dir.join("limits-4194400-h.json"),
+    )
+    .unwrap();
+    let daemon_io_max = h.root.join("system.slice/docker.service/io.max");
+    let before = fs::read_to_string(&daemon_io_max).unwrap();
+    let sweep = saved_limits::sweep(&h.as_root(), &run_dir, |_| false);
+    assert!(sweep.restored.is_empty(), "{:?}", sweep.restored);
+    assert_eq!(sweep.refused.len(), cases.len() + 1, "{:?}", sweep.refused);
+    for (name, _, says) in &cases {
+        let refused = sweep
+            .refused
+            .iter()
+            .find(|r| r.contains(&format!("/{name}:")))
+            .unwrap_or_else(|| panic!("{name} not refused: {:?}", sweep.refused));
+        assert!(
+            refused.contains(name)
+                && refused.contains(says)
+                && refused.contains("nothing was written"),
+            "{name}: {refused}"
+        );
+    }
+    assert!(
+        sweep
+            .refused
+            .iter()
+            .any(|r| r.contains("limits-4194400-h.json: it is a symlink; not followed")),
+        "{:?}",
+        sweep.refused
+    );
+    assert_eq!(fs::read_to_string(&daemon_io_max).unwrap(), before);
+    assert_eq!(fs::read_to_string(target.join("io.max")).unwrap(), "keep");
+    assert_eq!(state_files(&run_dir).len(), cases.len() + 1);
+    // A run folder that is a symlink is not followed either.
+    let link = t.path().join("run-link");
+    std::os::unix::fs::symlink(&run_dir, &link).unwrap();
+    let sweep = saved_limits::sweep(&h.as_root(), &link, |_| false);
+    assert_eq!(sweep.refused.len(), 1, "{:?}", sweep.refused);
+    assert!(
+        sweep.refused[0].contains("not followed"),
+        "{:?}",
+        sweep.refused
+    );
+}

@@ -44,7 +44,9 @@ pub fn preflight(dir: &Path, cgroup_fs: &Path) -> anyhow::Result<Result<CapTarge
 /// host until someone notices). Every `steps` and `run` sweeps at its start, what-if or not,
 /// and says what it released. A cgroup is a leftover unless it belongs to the run holding the
 /// one-run-at-a-time lock (see [`lock::Holder`]): a live what-if run's cgroups are left
-/// alone, and so is everything when the holder cannot be seen from here. Needs root; without
+/// alone, and so is everything when the holder cannot be seen from here. Likewise the limits
+/// of a daemon's own cgroup that a killed run had capped in place are written back from the
+/// state file it kept (see [`cgroup::saved_limits`]), and said so. Needs root; without
 /// it (or without a hierarchy) nothing is touched. Done once per process.
 pub fn sweep_killed_runs(cgroup_fs: &Path) {
     static DONE: std::sync::OnceLock<()> = std::sync::OnceLock::new();
@@ -61,11 +63,18 @@ pub fn sweep_killed_runs(cgroup_fs: &Path) {
     let proc_root = Path::new("/proc");
     // Held (if this process took it) until the sweep is done: no what-if run starts meanwhile.
     let holder = lock::holder(&hierarchy, proc_root);
-    let sweep = match &holder {
-        lock::Holder::Nobody { .. } => cgroup::sweep_stale(&hierarchy, proc_root, |_| false),
-        lock::Holder::Live { ns_pids, .. } => {
-            cgroup::sweep_stale(&hierarchy, proc_root, |pid| ns_pids.contains(&pid))
-        }
+    let run_dir = cgroup::saved_limits::run_dir();
+    let (saved, sweep) = match &holder {
+        lock::Holder::Nobody { .. } => (
+            cgroup::saved_limits::sweep(&hierarchy.as_root(), &run_dir, |_| false),
+            cgroup::sweep_stale(&hierarchy, proc_root, |_| false),
+        ),
+        lock::Holder::Live { ns_pids, .. } => (
+            cgroup::saved_limits::sweep(&hierarchy.as_root(), &run_dir, |pid| {
+                ns_pids.contains(&pid)
+            }),
+            cgroup::sweep_stale(&hierarchy, proc_root, |pid| ns_pids.contains(&pid)),
+        ),
         lock::Holder::Unseen => {
             // Which cgroups the holder's are cannot be told: only list them.
             let kept = cgroup::sweep_stale(&hierarchy, proc_root, |_| true).kept;
@@ -80,6 +89,13 @@ pub fn sweep_killed_runs(cgroup_fs: &Path) {
             return;
         }
     };
+    // The limits first: a daemon's cgroup capped in place is the host's engine throttled.
+    for said in saved.restored {
+        eprintln!("{said}");
+    }
+    for said in saved.refused {
+        eprintln!("warning: {said}");
+    }
     for swept in sweep.removed {
         if swept.released.is_empty() {
             eprintln!("removed the cgroup {} a killed run left behind", swept.name);
