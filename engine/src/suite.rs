@@ -45,6 +45,8 @@ pub const DEFAULT_RAMP_S: u64 = 2;
 pub const DEFAULT_SIZE: u64 = 1 << 30;
 /// Default passes over the suite.
 pub const DEFAULT_REPEAT: u32 = 1;
+/// The most passes `--repeat` takes.
+pub const MAX_REPEAT: u32 = 100;
 
 /// What `cargo diskbench run` asked the suite to do. Build with `..Default::default()`.
 #[derive(Clone, Debug)]
@@ -89,12 +91,7 @@ impl SuiteOptions {
 
     /// Check the options (usage errors name the option), before any file is touched.
     pub fn validate(&self) -> Result<()> {
-        if !self.dir.is_dir() {
-            return Err(error::usage(format!(
-                "--dir {}: not an existing folder; create it or point --dir elsewhere",
-                self.dir.display()
-            )));
-        }
+        crate::testfile::check_test_folder("--dir", &self.dir)?;
         if self.runtime.is_zero() {
             return Err(error::usage(
                 "--runtime 0: each column needs a measured time above 0 seconds",
@@ -103,9 +100,9 @@ impl SuiteOptions {
         if self.runtime > Duration::from_secs(3600) || self.ramp > Duration::from_secs(3600) {
             return Err(error::usage("--runtime/--ramp: at most 3600 seconds"));
         }
-        if self.repeat == 0 || self.repeat > 100 {
+        if self.repeat == 0 || self.repeat > MAX_REPEAT {
             return Err(error::usage(format!(
-                "--repeat {}: use 1 to 100 passes",
+                "--repeat {}: use 1 to {MAX_REPEAT} passes",
                 self.repeat
             )));
         }

@@ -337,6 +337,50 @@ impl Drop for AlignedBuf {
     }
 }
 
+/// `dir` (named by `option`, e.g. `--dir`) must be a folder the run can write its test files
+/// in: an existing folder, on a filesystem mounted read-write, writable by this user. Checked
+/// before anything is touched, so a read-only mount is a usage error naming the option (exit
+/// 2), not an EROFS from creating the scratch folder half-way into the run.
+pub fn check_test_folder(option: &str, dir: &Path) -> Result<()> {
+    let usage = |why: String| {
+        Err(record::error::usage(format!(
+            "{option} {}: {why}",
+            dir.display()
+        )))
+    };
+    if !dir.is_dir() {
+        return usage(format!(
+            "not an existing folder; create it or point {option} elsewhere"
+        ));
+    }
+    let Ok(c) = CString::new(dir.as_os_str().as_bytes()) else {
+        return usage("a path with a NUL byte".into());
+    };
+    // SAFETY: a zeroed statvfs is valid for the kernel to fill.
+    let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is NUL-terminated, `s` is writable and ours.
+    let read_only =
+        unsafe { libc::statvfs(c.as_ptr(), &mut s) } == 0 && s.f_flag & libc::ST_RDONLY != 0;
+    if read_only {
+        return usage(format!(
+            "on a read-only filesystem; the test files need a writable folder: point {option} at one"
+        ));
+    }
+    // SAFETY: access reads a NUL-terminated path and has no other effect.
+    if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
+        let e = io::Error::last_os_error();
+        let why = if e.raw_os_error() == Some(libc::EROFS) {
+            "on a read-only filesystem".to_string()
+        } else {
+            format!("not writable by this user ({e})")
+        };
+        return usage(format!(
+            "{why}; point {option} at a folder the run can write in"
+        ));
+    }
+    Ok(())
+}
+
 /// Free bytes for an unprivileged writer in the filesystem holding `path`.
 pub fn free_bytes(path: &Path) -> Option<u64> {
     let c = CString::new(path.as_os_str().as_bytes()).ok()?;

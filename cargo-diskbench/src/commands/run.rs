@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use engine::job::EngineChoice;
 use engine::measured::{Measured, MeasuredRun};
 use engine::suite::{
-    DEFAULT_RAMP_S, DEFAULT_REPEAT, DEFAULT_RUNTIME_S, DEFAULT_SIZE, SuiteOptions,
+    DEFAULT_RAMP_S, DEFAULT_REPEAT, DEFAULT_RUNTIME_S, DEFAULT_SIZE, MAX_REPEAT, SuiteOptions,
 };
 use record::error::usage;
 use record::results::{DEFAULT_RESULTS_DIR, DEFAULT_SITE_DIR};
@@ -39,7 +39,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "BYTES", default_value_t = tool_size_text(DEFAULT_SIZE))]
     pub size: String,
     /// Run the suite N times; each column reports its median run and the spread
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_REPEAT)]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = repeat_passes,
+          default_value_t = DEFAULT_REPEAT)]
     pub repeat: u32,
     /// I/O backend: auto (on a disk psync at depth 1, io_uring deeper; on tmpfs libaio),
     /// io_uring, libaio or psync
@@ -104,6 +105,16 @@ pub fn provisioned(text: &str) -> std::result::Result<record::Provisioned, Strin
 /// `--runtime`: a number of seconds in MIN_RUNTIME_S..=MAX_SECS, named in the error.
 pub fn runtime_secs(text: &str) -> std::result::Result<f64, String> {
     seconds_in("--runtime", text, MIN_RUNTIME_S)
+}
+
+/// `--repeat`: a number of passes in 1..=MAX_REPEAT. clap's own u32 parser answered a figure
+/// beyond u32 with "not in 0..=4294967295", a range that suggests 0 and 4 billion are fine.
+pub fn repeat_passes(text: &str) -> std::result::Result<u32, String> {
+    text.trim()
+        .parse::<u32>()
+        .ok()
+        .filter(|n| (1..=MAX_REPEAT).contains(n))
+        .ok_or_else(|| format!("--repeat {text}: use 1 to {MAX_REPEAT} passes"))
 }
 
 /// `--ramp`: a number of seconds in 0..=MAX_SECS.

@@ -141,12 +141,7 @@ pub fn exec(args: StepsArgs) -> Result<()> {
             _ => std::env::current_dir().context("cannot read the current directory")?,
         },
     };
-    if !dir.is_dir() {
-        return Err(record::error::usage(format!(
-            "--dir {}: not an existing directory",
-            dir.display()
-        )));
-    }
+    engine::testfile::check_test_folder("--dir", &dir)?;
     let results_dir = args.results.clone();
     // Every destination before the first step runs.
     if let Some(json) = args.json.as_deref().filter(|j| *j != Path::new("-")) {

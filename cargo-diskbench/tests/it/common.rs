@@ -51,6 +51,33 @@ impl Mounted {
         assert!(ok, "cannot mount {fstype} on {}", at.display());
         Mounted(at.to_path_buf())
     }
+
+    /// `src` bound on `at`, read-only (a read-only bind mount, as `docker -v src:at:ro`).
+    pub fn bind_read_only(src: &std::path::Path, at: &std::path::Path) -> Mounted {
+        require_root();
+        std::fs::create_dir_all(at).unwrap();
+        let mount = |args: &[&str]| {
+            Command::new("mount")
+                .args(args)
+                .arg(src)
+                .arg(at)
+                .status()
+                .is_ok_and(|s| s.success())
+        };
+        assert!(
+            mount(&["--bind"]),
+            "cannot bind {} on {}",
+            src.display(),
+            at.display()
+        );
+        let mounted = Mounted(at.to_path_buf());
+        assert!(
+            mount(&["-o", "remount,bind,ro"]),
+            "cannot make {} read-only",
+            at.display()
+        );
+        mounted
+    }
 }
 
 impl Drop for Mounted {

@@ -68,12 +68,7 @@ impl StepPlan {
         let project = find_project(opts.manifest_path.as_deref())?;
         let steps = chosen(opts, &project)?;
         let dir = &opts.dir;
-        if !dir.is_dir() {
-            return Err(usage(format!(
-                "--dir {}: not an existing directory",
-                dir.display()
-            )));
-        }
+        crate::testfile::check_test_folder("--dir", dir)?;
         let dir = std::path::absolute(dir)
             .with_context(|| format!("--dir {}: cannot make it absolute", dir.display()))?;
         let mut checked = Vec::new();

@@ -9,12 +9,18 @@ fn class8_options_name_their_range_and_a_closed_stdout_is_quiet() {
     let _disk = common::disk_load();
     let sb = sandbox();
     // A value out of range names the option, and its range where it has one.
-    let bad_values: [(&str, &str, Option<&str>); 5] = [
+    let bad_values: [(&str, &str, Option<&str>); 10] = [
         ("--runtime", "-1", Some("0.1 to 3600")),
         ("--runtime", "abc", Some("0.1 to 3600")),
         ("--runtime", "0.000001", Some("0.1 to 3600")),
         ("--runtime", "inf", Some("0.1 to 3600")),
         ("--ramp", "-1", None),
+        // Beyond u32: clap's own parser answered "not in 0..=4294967295", as if 0 were fine.
+        ("--repeat", "99999999999", Some("use 1 to 100 passes")),
+        ("--repeat", "4294967296", Some("use 1 to 100 passes")),
+        ("--repeat", "0", Some("use 1 to 100 passes")),
+        ("--repeat", "101", Some("use 1 to 100 passes")),
+        ("--repeat", "-1", Some("use 1 to 100 passes")),
     ];
     for (option, value, range) in bad_values {
         let ran = run_in(sb.path(), &["run", option, value]);
@@ -31,6 +37,11 @@ fn class8_options_name_their_range_and_a_closed_stdout_is_quiet() {
                 ran.stderr
             );
         }
+        assert!(
+            !ran.stderr.contains("0..="),
+            "{option} {value}: a range that suggests 0: {}",
+            ran.stderr
+        );
     }
 
     // stdout closed before anything is written, and stdout full.
@@ -173,4 +184,45 @@ fn class8_ramfs_is_measured() {
     args.push("--no-site");
     let ran = run_in(sb.path(), &args);
     assert_eq!(ran.code, Some(0), "{}", ran.context());
+}
+
+/// A `--dir` on a read-only filesystem (a tmpfs mounted read-only, a read-only bind mount as
+/// `docker -v src:dst:ro` makes one) was met only when the run made its scratch folder: an
+/// EROFS error naming no option, exit 1. Now `run` and `steps` name `--dir`, say it is
+/// read-only and exit 2 before any file is touched: no results folder, nothing written.
+#[test]
+#[ignore = "needs root: mounts; .ci/run runs these as root with --ignored"]
+fn class8_a_read_only_dir_is_named_before_anything_is_touched() {
+    common::require_root();
+    let sb = sandbox();
+    let root = sb.path();
+    let ro_tmpfs = root.join("ro-tmpfs");
+    let _tmpfs = Mounted::new("tmpfs", "ro,size=8m", &ro_tmpfs);
+    let src = root.join("src");
+    std::fs::create_dir(&src).unwrap();
+    std::fs::write(src.join("kept"), "x").unwrap();
+    let ro_bind = root.join("ro-bind");
+    let _bind = Mounted::bind_read_only(&src, &ro_bind);
+    for dir in [&ro_tmpfs, &ro_bind] {
+        let d = dir.to_str().unwrap();
+        let mut quick = quick_run(d, "res", "seq-read");
+        quick.push("--no-site");
+        let commands: [Vec<&str>; 3] = [
+            quick,
+            vec!["steps", "--only", "sqlite", "--dir", d, "--results", "res"],
+            vec!["steps", "--dir", d, "--json", "r.json", "--results", "res"],
+        ];
+        for args in &commands {
+            let before = tree(root, &[]);
+            let ran = run_in(root, args);
+            assert_eq!(ran.code, Some(2), "{args:?}: {}", ran.context());
+            assert!(
+                ran.stderr
+                    .contains(&format!("--dir {d}: on a read-only filesystem")),
+                "{args:?}: {}",
+                ran.stderr
+            );
+            assert_eq!(before, tree(root, &[]), "{args:?} touched files");
+        }
+    }
 }
