@@ -161,6 +161,42 @@ pub fn file(option: &str, path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// `OPTION -` (the record to stdout): stdout must be open for writing. Rust's stdout takes a
+/// write to a closed descriptor (EBADF) as done, so with stdout closed (`>&-`) or open for
+/// reading only the JSON was lost without a word; worse, the first file the run opened would
+/// have become descriptor 1.
+pub fn stdout(option: &str) -> Result<()> {
+    // SAFETY: F_GETFL reads descriptor 1's flags and changes nothing.
+    let flags = unsafe { libc::fcntl(libc::STDOUT_FILENO, libc::F_GETFL) };
+    let why = if flags < 0 || closed_at_start(flags) {
+        "stdout is closed"
+    } else if flags & libc::O_ACCMODE == libc::O_RDONLY {
+        "stdout is open for reading only"
+    } else {
+        return Ok(());
+    };
+    Err(usage(format!(
+        "{option} -: {why}, so the record would be lost; give a file ({option} record.json) \
+         or run it with stdout open"
+    )))
+}
+
+/// Whether descriptor 1 (with these flags) is what Rust's start-up put in place of a closed
+/// stdout: it opens `/dev/null` read-write on a closed 0, 1 or 2. A stdout sent to /dev/null
+/// by a shell (`>/dev/null`) or by `Stdio::null()` is write-only, so it is not taken for one.
+fn closed_at_start(flags: i32) -> bool {
+    let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+    // SAFETY: fstat fills `st` when it returns 0; it is read only then.
+    if unsafe { libc::fstat(libc::STDOUT_FILENO, st.as_mut_ptr()) } != 0 {
+        return false;
+    }
+    // SAFETY: fstat returned 0.
+    let st = unsafe { st.assume_init() };
+    st.st_mode & libc::S_IFMT == libc::S_IFCHR
+        && st.st_rdev == libc::makedev(1, 3)
+        && flags & libc::O_ACCMODE == libc::O_RDWR
+}
+
 /// $GITHUB_STEP_SUMMARY, when set: opened for append (and created, as Actions expects), which
 /// is the check and changes nothing in the file.
 pub fn step_summary() -> Result<()> {

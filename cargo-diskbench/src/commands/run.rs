@@ -368,8 +368,10 @@ pub fn exec(args: RunArgs) -> Result<()> {
 fn check_destinations(record: &RecordArgs, results_dir: &Path) -> Result<()> {
     use super::destination;
     destination::folder("--results", results_dir)?;
-    if let Some(json) = record.json.as_deref().filter(|j| *j != "-") {
-        destination::file("--json", Path::new(json))?;
+    match record.json.as_deref() {
+        Some("-") => destination::stdout("--json")?,
+        Some(json) => destination::file("--json", Path::new(json))?,
+        None => {}
     }
     if let Some(md) = &record.markdown {
         destination::file("--markdown", md)?;
@@ -409,7 +411,9 @@ fn write_outputs(
         let json = serde_json::to_string_pretty(record).context("cannot serialise the record")?;
         if target == "-" {
             let mut out = std::io::stdout().lock();
-            writeln!(out, "{json}").context("cannot write the record to stdout")?;
+            writeln!(out, "{json}")
+                .and_then(|()| out.flush())
+                .context("--json -: cannot write the record to stdout")?;
         } else {
             *json_written = true;
             std::fs::write(target, format!("{json}\n"))

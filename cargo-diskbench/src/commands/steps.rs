@@ -144,8 +144,10 @@ pub fn exec(args: StepsArgs) -> Result<()> {
     engine::testfile::check_test_folder("--dir", &dir)?;
     let results_dir = args.results.clone();
     // Every destination before the first step runs.
-    if let Some(json) = args.json.as_deref().filter(|j| *j != Path::new("-")) {
-        super::destination::file("--json", json)?;
+    match args.json.as_deref() {
+        Some(json) if json == Path::new("-") => super::destination::stdout("--json")?,
+        Some(json) => super::destination::file("--json", json)?,
+        None => {}
     }
     if args.save {
         super::destination::folder("--results", &results_dir)?;
@@ -215,7 +217,11 @@ pub fn exec(args: StepsArgs) -> Result<()> {
         if let Some(path) = &args.json {
             let json = serde_json::to_string_pretty(&record)?;
             if to_stdout {
-                println!("{json}");
+                use std::io::Write as _;
+                let mut out = std::io::stdout().lock();
+                writeln!(out, "{json}")
+                    .and_then(|()| out.flush())
+                    .context("--json -: cannot write the record to stdout")?;
             } else {
                 write_json(path, &json)?;
             }

@@ -226,3 +226,70 @@ fn class8_a_read_only_dir_is_named_before_anything_is_touched() {
         }
     }
 }
+
+/// `--json -` with stdout closed (`>&-`) or open for reading only: Rust's stdout takes a write
+/// to a closed descriptor as done, so the JSON was lost without a word while the run said
+/// `record: ...` and exited 0. Now `run` and `steps` refuse it before anything runs (exit 2,
+/// naming `--json -` and what is wrong with stdout): no record, no results folder.
+#[test]
+fn class8_json_to_a_closed_stdout_is_refused_before_anything_runs() {
+    let sb = sandbox();
+    let root = sb.path();
+    std::fs::write(root.join("input"), "read me").unwrap();
+    let mut quick = quick_run(".", "res", "seq-read");
+    quick.extend(["--no-site", "--json", "-"]);
+    let commands: [Vec<&str>; 2] = [
+        quick,
+        vec![
+            "steps",
+            "--only",
+            "sqlite",
+            "--dir",
+            ".",
+            "--json",
+            "-",
+            "--save",
+            "--results",
+            "res",
+        ],
+    ];
+    for args in &commands {
+        for (stdout, says) in [
+            ("closed", "--json -: stdout is closed"),
+            ("read-only", "--json -: stdout is open for reading only"),
+        ] {
+            let mut cmd = cmd_in(root, args);
+            let input =
+                std::ffi::CString::new(root.join("input").as_os_str().as_encoded_bytes()).unwrap();
+            let read_only = stdout == "read-only";
+            // SAFETY: open/dup2/close in the child before exec (after its stdio is set up);
+            // all async-signal-safe, on a path prepared before the fork.
+            unsafe {
+                cmd.pre_exec(move || {
+                    if read_only {
+                        let fd = libc::open(input.as_ptr(), libc::O_RDONLY);
+                        libc::dup2(fd, 1);
+                        libc::close(fd);
+                    } else {
+                        libc::close(1);
+                    }
+                    Ok(())
+                });
+            }
+            let before = tree(root, &[]);
+            let ran = run_limited(cmd, LIMIT);
+            assert_eq!(ran.code, Some(2), "{args:?}, {stdout}: {}", ran.context());
+            assert!(
+                ran.stderr.contains(says),
+                "{args:?}, {stdout}: {}",
+                ran.stderr
+            );
+            assert!(
+                !ran.stderr.contains("record:"),
+                "{args:?}, {stdout}: claims a record: {}",
+                ran.stderr
+            );
+            assert_eq!(before, tree(root, &[]), "{args:?}, {stdout}: files touched");
+        }
+    }
+}
