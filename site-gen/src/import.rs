@@ -96,12 +96,21 @@ fn existing_ids(results: &Path) -> Result<std::collections::HashSet<String>> {
     #[derive(serde::Deserialize)]
     struct IdOnly {
         id: String,
+        #[serde(default)]
+        source: String,
     }
     for path in record::load::json_files(results)? {
         record::cancel::check()?;
         if let Ok(bytes) = record::input::read(&path)
             && let Ok(r) = serde_json::from_slice::<IdOnly>(&bytes)
         {
+            // Imported CSV rows are known by their figures (figures_id), also those imported
+            // when the id came from the raw line: the whole record is read for them alone.
+            if r.source == "imported:csv"
+                && let Ok(full) = serde_json::from_slice::<Record>(&bytes)
+            {
+                ids.insert(figures_id(&full));
+            }
             ids.insert(r.id);
         }
     }
@@ -214,10 +223,9 @@ pub fn csv_each(
         return Err("the CSV header names no figure column such as seq-read_mib_s or qd1-read_iops (the importing page of the report site lists them)".into());
     }
     let mut rows = 0usize;
-    let header_line = table.header.join(",");
     for row in table.rows() {
         // "interrupted" here: each_record turns it into exit 130.
-        let (lineno, line, row) = row?;
+        let (lineno, _, row) = row?;
         let get = |k: &str| row.get(k).map(|v| v.as_str()).filter(|v| !v.is_empty());
         let num = |k: &str| -> std::result::Result<Option<f64>, String> {
             match get(k) {
@@ -254,11 +262,14 @@ pub fn csv_each(
         } else {
             date.to_string()
         };
-        // From the row alone: the same row imported from another path or a copy is the same record.
-        // From the content: the row and the header that says what its numbers are (the same
-        // row under another header is other figures, not a duplicate).
-        let id = stable_id(&[&header_line, line.trim()]);
-        let mut rec = Record::imported("imported:csv", source_file, id, started_at, runner);
+        // The id is set from the parsed figures once the record is built (figures_id).
+        let mut rec = Record::imported(
+            "imported:csv",
+            source_file,
+            String::new(),
+            started_at,
+            runner,
+        );
         rec.storage.class = get("storage_class").map(csv_class).unwrap_or_default();
         rec.storage.fstype = get("workspace_fstype").unwrap_or("").into();
         rec.storage.class_evidence = vec![format!(
@@ -331,6 +342,7 @@ pub fn csv_each(
         rec.cpu_reference = published_cpu(&num, &get, rec.runner.vcpus, lineno)?;
         rec.notes
             .push(format!("imported from {source_file}, line {lineno}"));
+        rec.id = figures_id(&rec);
         record::load::check_record(&rec).map_err(|e| format!("line {lineno}: {e}"))?;
         rows += 1;
         f(rec)?;
@@ -339,6 +351,26 @@ pub fn csv_each(
         return Err("no data rows after the header".into());
     }
     Ok(())
+}
+
+/// The id of an imported CSV record: from its parsed figures and facts alone, not from the
+/// text they were read from, so the same figures with the columns in another order, `100.0`
+/// for `100` or other spacing are the same record, and a record imported before this id
+/// existed (its id made from the raw line) is recognised by its content too. What says where
+/// the figures came from (the id itself, the file name, the line in notes and evidence, the
+/// tool's version) is left out.
+pub(crate) fn figures_id(rec: &Record) -> String {
+    let mut v = serde_json::to_value(rec).unwrap_or_default();
+    if let Some(m) = v.as_object_mut() {
+        for k in ["id", "source_file", "notes", "tool", "finished_at"] {
+            m.remove(k);
+        }
+        if let Some(r) = m.get_mut("runner").and_then(|r| r.as_object_mut()) {
+            r.remove("evidence");
+        }
+    }
+    // serde_json's maps are ordered by key: one text for one content.
+    stable_id(&["imported:csv figures", &v.to_string()])
 }
 
 /// A row's `cpu_single`, `cpu_multi` and `cpu_benchmark`: the published CPU figures, kept with
@@ -775,6 +807,25 @@ mod tests {
                 .any(|n| n.contains("fdatasync"))
         );
         assert!(fio_record("fio: nothing here\n", "x", "y").is_err());
+    }
+
+    /// A record imported when the id came from the raw line (header + row text) is found by
+    /// its figures: importing the same figures again after the change adds nothing.
+    #[test]
+    fn a_csv_record_imported_under_the_old_line_id_is_not_imported_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let (header, line) = ("date,label,seq-read_mib_s", "2026-10-01,a,100");
+        let mut rec = csv_records(&format!("{header}\n{line}\n"), "p.csv")
+            .unwrap()
+            .remove(0);
+        rec.id = stable_id(&[header, line]);
+        record::results::write_record(dir.path(), &rec).unwrap();
+        let ids = existing_ids(dir.path()).unwrap();
+        assert!(ids.contains(&stable_id(&[header, line])), "{ids:?}");
+        let again = csv_records("label,date,seq-read_mib_s\na,2026-10-01,100.0\n", "q.csv")
+            .unwrap()
+            .remove(0);
+        assert!(ids.contains(&again.id), "{ids:?} lacks {}", again.id);
     }
 
     #[test]

@@ -59,4 +59,72 @@ fn class7_importing_the_same_figures_again_adds_nothing_whatever_the_path() {
         4,
         "the seq-write figure was dropped as a duplicate"
     );
+    // The same figures written another way: columns in another order, `100.0` for `100`,
+    // spaces, a number in exponent form. Each became a new record when the id came from the
+    // row's text; the id now comes from the parsed figures.
+    for (name, text) in [
+        (
+            "reordered.csv",
+            "label,seq-read_mib_s,date
+a,100,2026-10-01
+b,200,2026-10-01
+",
+        ),
+        (
+            "decimals.csv",
+            "date,label,seq-read_mib_s
+2026-10-01,a,100.0
+2026-10-01,b,200.00
+",
+        ),
+        (
+            "exponent.csv",
+            "date,label,seq-read_mib_s
+2026-10-01,a,1e2
+2026-10-01,b,2.0e2
+",
+        ),
+        (
+            "rows-swapped.csv",
+            "seq-read_mib_s,date,label
+200,2026-10-01,b
+100,2026-10-01,a
+",
+        ),
+    ] {
+        std::fs::write(root.join(name), text).unwrap();
+        let ran = run_in(root, &["import", "--results", "res", name]);
+        assert_eq!(ran.code, Some(0), "{name}: {}", ran.context());
+        assert_eq!(count(), 4, "{name}: the same figures became a new record");
+        assert!(
+            ran.stderr.contains("2 record(s) already in res"),
+            "{name}: {}",
+            ran.context()
+        );
+    }
+    // Other figures are still other records: a changed figure, and another date.
+    for (name, text) in [
+        (
+            "changed.csv",
+            "seq-read_mib_s,date,label
+100.5,2026-10-01,a
+",
+        ),
+        (
+            "later.csv",
+            "seq-read_mib_s,date,label
+100,2026-10-02,a
+",
+        ),
+    ] {
+        std::fs::write(root.join(name), text).unwrap();
+        let before = count();
+        let ran = run_in(root, &["import", "--results", "res", name]);
+        assert_eq!(ran.code, Some(0), "{name}: {}", ran.context());
+        assert_eq!(
+            count(),
+            before + 1,
+            "{name}: other figures taken for the same"
+        );
+    }
 }
