@@ -334,23 +334,45 @@ fn choose_engine(
         _ => "io_setup",
     };
     if spec.engine != EngineChoice::Auto {
-        let hint = match (wanted, is_refusal(&e)) {
-            (BackendKind::IoUring, true) => {
-                "io_uring is refused here (kernel.io_uring_disabled, seccomp)"
-            }
-            (BackendKind::IoUring, false) => "io_uring cannot be set up",
-            (_, true) => "native AIO is refused here (seccomp, a kernel without CONFIG_AIO)",
-            (_, false) => "native AIO cannot be set up (fs.aio-max-nr reached?)",
-        };
-        return Err(record::error::usage(format!(
-            "--engine {}: {hint}: {setup}: {} ({e}); use --engine auto or psync",
-            wanted.as_str(),
-            crate::errno::name(errno)
-        )));
+        return Err(engine_refused(wanted, &e));
     }
     let reason = format!("{setup}: {} ({e}); used psync", crate::errno::name(errno));
     // The note told why auto wanted the refused backend; the fallback reason replaces it.
     Ok((BackendKind::Psync, Some(reason), None))
+}
+
+/// The usage error for an `--engine` asked for by name that this machine refuses.
+fn engine_refused(wanted: BackendKind, e: &std::io::Error) -> anyhow::Error {
+    let errno = e.raw_os_error().unwrap_or(0);
+    let setup = match wanted {
+        BackendKind::IoUring => "io_uring_setup",
+        _ => "io_setup",
+    };
+    let hint = match (wanted, is_refusal(e)) {
+        (BackendKind::IoUring, true) => {
+            "io_uring is refused here (kernel.io_uring_disabled, seccomp)"
+        }
+        (BackendKind::IoUring, false) => "io_uring cannot be set up",
+        (_, true) => "native AIO is refused here (seccomp, a kernel without CONFIG_AIO)",
+        (_, false) => "native AIO cannot be set up (fs.aio-max-nr reached?)",
+    };
+    record::error::usage(format!(
+        "--engine {}: {hint}: {setup}: {} ({e}); use --engine auto or psync",
+        wanted.as_str(),
+        crate::errno::name(errno)
+    ))
+}
+
+/// `--engine io_uring` asked for by name: whether this machine sets up a ring, checked before
+/// any test file is laid out (the refusal used to come after the layout of the first column's
+/// files, for nothing). The same probe runs again per column.
+pub(crate) fn check_engine_before_layout(choice: EngineChoice) -> Result<()> {
+    if choice == EngineChoice::IoUring
+        && let Err(e) = uring::probe()
+    {
+        return Err(engine_refused(BackendKind::IoUring, &e));
+    }
+    Ok(())
 }
 
 /// Whether the file lives on tmpfs or ramfs (statfs magic numbers from linux/magic.h).

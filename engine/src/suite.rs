@@ -92,6 +92,7 @@ impl SuiteOptions {
     /// Check the options (usage errors name the option), before any file is touched.
     pub fn validate(&self) -> Result<()> {
         crate::testfile::check_test_folder("--dir", &self.dir)?;
+        crate::run::check_engine_before_layout(self.engine)?;
         if self.runtime.is_zero() {
             return Err(error::usage(
                 "--runtime 0: each column needs a measured time above 0 seconds",

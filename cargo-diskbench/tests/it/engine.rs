@@ -305,6 +305,61 @@ fn refused_libaio_falls_back_to_psync_and_says_why() {
     assert!(leftovers(mem.path()).is_empty());
 }
 
+/// `--engine io_uring` on a machine that refuses io_uring was refused (exit 2) only after the
+/// first column's scratch folder and files were laid out (up to 4 x --size written for
+/// nothing). The ring is now set up once before anything is made: strace shows the refused
+/// io_uring_setup before any mkdir, for a read column (laid out with data) and a write column.
+#[test]
+fn engine_io_uring_refused_is_said_before_any_test_file_is_laid_out() {
+    if Command::new("strace").arg("-V").output().is_err() {
+        common::skip("strace not installed");
+        return;
+    }
+    for only in ["seq-read", "rand-write"] {
+        let dir = workdir();
+        let log = dir.path().join("strace.log");
+        let mut cmd = Command::new("strace");
+        cmd.current_dir(dir.path())
+            .args(["-f", "-qq", "-o"])
+            .arg(&log)
+            .args(["-e", "trace=io_uring_setup,mkdir,mkdirat,fallocate"])
+            .args(["-e", "inject=io_uring_setup:error=EPERM"])
+            .arg(env!("CARGO_BIN_EXE_cargo-diskbench"))
+            .args(["run", "--dir", "sub", "--results", "results"])
+            .args(["--no-steps", "--no-site", "--quiet", "--engine", "io_uring"])
+            .args(common::QUICK_RUN_ARGS)
+            .args(["--only", only]);
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        let out = output(cmd);
+        if !out.status.success() && stderr(&out).contains("ptrace") {
+            common::skip("ptrace not permitted here");
+            return;
+        }
+        assert_eq!(out.status.code(), Some(2), "{only}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("--engine io_uring: io_uring is refused here"),
+            "{only}: {}",
+            stderr(&out)
+        );
+        let trace = std::fs::read_to_string(&log).unwrap();
+        let first_setup = trace
+            .find("io_uring_setup(")
+            .unwrap_or_else(|| panic!("{only}: no io_uring_setup: {trace}"));
+        assert!(
+            !trace[..first_setup].contains(".diskbench-")
+                && !trace[..first_setup].contains("fallocate("),
+            "{only}: files made before the refusal: {trace}"
+        );
+        assert!(!trace.contains(".diskbench-"), "{only}: {trace}");
+        assert_eq!(
+            std::fs::read_dir(dir.path().join("sub")).unwrap().count(),
+            0,
+            "{only}"
+        );
+        assert!(!dir.path().join("results").exists(), "{only}");
+    }
+}
+
 #[test]
 fn io_uring_refused_by_the_kernel_via_strace_falls_back_to_psync() {
     if Command::new("strace").arg("-V").output().is_err() {
