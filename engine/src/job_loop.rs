@@ -146,6 +146,8 @@ pub(crate) enum WorkerError {
         kind: IoKind,
         offset: u64,
         file: PathBuf,
+        /// The write went through; its fdatasync/fsync failed.
+        in_sync: bool,
     },
     /// An I/O moved fewer bytes than asked.
     Short {
@@ -170,9 +172,25 @@ impl WorkerError {
                 kind,
                 offset,
                 file,
+                in_sync,
             } => {
                 if crate::errno::is_no_space(errno) {
                     return testfile::no_space_error(&file, errno, needed, "--size");
+                }
+                if in_sync {
+                    let sync = if kind == IoKind::WriteFsync {
+                        "fsync"
+                    } else {
+                        "fdatasync"
+                    };
+                    return anyhow::anyhow!(
+                        "{}: {sync} failed after the write of {} bytes at offset {offset} in {}: {} ({}); the write itself went through, but its data may not be on the disk",
+                        spec.name,
+                        spec.block_size,
+                        file.display(),
+                        std::io::Error::from_raw_os_error(errno),
+                        crate::errno::name(errno)
+                    );
                 }
                 let what = if kind.is_read() { "read" } else { "write" };
                 anyhow::anyhow!(
@@ -196,7 +214,7 @@ impl WorkerError {
                     return testfile::no_space_error(&file, libc::ENOSPC, needed, "--size");
                 }
                 anyhow::anyhow!(
-                    "{}: read at offset {offset} in {} returned {moved} of {asked} bytes (the file is shorter than the job expects)",
+                    "{}: short read at offset {offset} in {}: {moved} of {asked} bytes (a file shorter than the job expects, or a filesystem that returned less)",
                     spec.name,
                     file.display()
                 )
@@ -466,6 +484,7 @@ fn job_loop<B: Backend>(
                             kind: io.kind,
                             offset: io.offset,
                             file: state.file.clone(),
+                            in_sync: c.sync_failed,
                         }
                     } else {
                         WorkerError::Short {
@@ -795,12 +814,23 @@ mod tests {
 
     #[test]
     fn a_failed_io_stops_the_job_drains_the_rest_and_names_what_failed() {
-        let cases: [(Pattern, Outcome, &str); 4] = [
+        let cases: [(Pattern, Outcome, &str); 6] = [
             (Pattern::RandRead, Outcome::Errno(libc::EIO), "EIO"),
             (
                 Pattern::RandRead,
                 Outcome::Short(100),
-                "returned 100 of 4096 bytes",
+                "short read at offset",
+            ),
+            // A sync's EIO was reported as a failed write.
+            (
+                Pattern::RandWrite,
+                Outcome::SyncErrno(libc::EIO),
+                "fdatasync failed after the write of 4096 bytes",
+            ),
+            (
+                Pattern::RandWrite,
+                Outcome::Errno(libc::EIO),
+                "write of 4096 bytes",
             ),
             (
                 Pattern::RandWrite,
@@ -830,7 +860,7 @@ mod tests {
                             kind,
                             ..
                         },
-                        Outcome::Errno(want),
+                        Outcome::Errno(want) | Outcome::SyncErrno(want),
                     ) => {
                         assert_eq!(*errno, want);
                         assert_eq!((*offset, *kind), (failed.offset, failed.kind));
@@ -857,6 +887,16 @@ mod tests {
                 );
                 let text = err.into_error(&spec).to_string();
                 assert!(text.contains(says), "{outcome:?} at {at}: {text}");
+                if let (Outcome::Short(moved), Pattern::RandRead) = (outcome, pattern) {
+                    assert!(
+                        text.contains(&format!("offset {}", failed.offset))
+                            && text.contains(&format!("{moved} of 4096 bytes")),
+                        "{text}"
+                    );
+                }
+                if matches!(outcome, Outcome::Errno(libc::EIO)) && pattern == Pattern::RandWrite {
+                    assert!(!text.contains("fdatasync"), "{text}");
+                }
                 if let Outcome::Errno(libc::EIO) = outcome {
                     assert!(
                         text.contains(&format!("offset {}", failed.offset)),

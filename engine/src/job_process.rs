@@ -198,6 +198,7 @@ enum Wire {
         errno: i32,
         kind: u8,
         offset: u64,
+        in_sync: bool,
     },
     Short {
         kind: u8,
@@ -244,11 +245,13 @@ impl Wire {
                 errno,
                 kind,
                 offset,
+                in_sync,
                 ..
             }) => Wire::Io {
                 errno,
                 kind: kind_code(kind),
                 offset,
+                in_sync,
             },
             Err(WorkerError::Short {
                 kind,
@@ -298,11 +301,13 @@ impl Wire {
                 errno,
                 kind,
                 offset,
+                in_sync,
             } => Err(WorkerError::Io {
                 errno,
                 kind: kind_from(kind),
                 offset,
                 file: file.to_path_buf(),
+                in_sync,
             }),
             Wire::Short {
                 kind,

@@ -360,6 +360,66 @@ fn engine_io_uring_refused_is_said_before_any_test_file_is_laid_out() {
     }
 }
 
+/// An I/O error names the call that failed. An EIO from fdatasync (injected by strace on the
+/// third call) was reported as a failed write; a short read (pread64 returning 100 bytes; the
+/// 20th call of each process, past the dynamic loader's own reads) was
+/// read on from an unaligned offset with O_DIRECT and reported as EINVAL. Both are exit 1
+/// with no record.
+#[test]
+fn a_failed_fdatasync_and_a_short_read_are_named_as_what_they_are() {
+    if Command::new("strace").arg("-V").output().is_err() {
+        common::skip("strace not installed");
+        return;
+    }
+    let cases = [
+        (
+            "sync-write",
+            "fdatasync",
+            "inject=fdatasync:error=EIO:when=3",
+            "sync-write: fdatasync failed after the write of 4096 bytes at offset",
+        ),
+        (
+            "qd1-read",
+            "pread64",
+            "inject=pread64:retval=100:when=20",
+            "qd1-read: short read at offset",
+        ),
+        (
+            "seq-read",
+            "pread64",
+            "inject=pread64:retval=4096:when=20",
+            "seq-read: short read at offset",
+        ),
+    ];
+    for (only, call, inject, says) in cases {
+        let dir = workdir();
+        let mut cmd = Command::new("strace");
+        cmd.current_dir(dir.path())
+            .args(["-f", "-qq", "-o", "/dev/null", "-e"])
+            .arg(format!("trace={call}"))
+            .args(["-e", inject])
+            .arg(env!("CARGO_BIN_EXE_cargo-diskbench"))
+            .args(["run", "--dir", ".", "--results", "results"])
+            .args(["--no-steps", "--no-site", "--quiet", "--engine", "psync"])
+            .args(common::QUICK_RUN_ARGS)
+            .args(["--only", only]);
+        let out = output(cmd);
+        let err = stderr(&out);
+        if !out.status.success() && err.contains("ptrace") {
+            common::skip("ptrace not permitted here");
+            return;
+        }
+        assert_eq!(out.status.code(), Some(1), "{only}: {err}");
+        assert!(err.contains(says), "{only}: {err}");
+        assert!(!err.contains("EINVAL"), "{only}: {err}");
+        if only != "sync-write" {
+            assert!(err.contains(" bytes (a file shorter"), "{only}: {err}");
+        }
+        assert!(records(dir.path()).is_empty(), "{only}");
+        assert!(leftovers(dir.path()).is_empty(), "{only}");
+    }
+}
+
 #[test]
 fn io_uring_refused_by_the_kernel_via_strace_falls_back_to_psync() {
     if Command::new("strace").arg("-V").output().is_err() {

@@ -17,6 +17,8 @@ pub(crate) enum Outcome {
     Errno(i32),
     /// Moves only this many bytes.
     Short(u32),
+    /// The write moves every byte; its sync then fails with this errno.
+    SyncErrno(i32),
 }
 
 /// One I/O as the script plays it.
@@ -168,6 +170,7 @@ impl Backend for Fake {
                 Outcome::Full => f.io.len as i32,
                 Outcome::Errno(errno) => -errno,
                 Outcome::Short(moved) => moved as i32,
+                Outcome::SyncErrno(errno) => -errno,
             };
             let syncs = matches!(f.io.kind, IoKind::WriteDatasync | IoKind::WriteFsync);
             done.push(Completion {
@@ -175,6 +178,7 @@ impl Backend for Fake {
                 result,
                 sync_ns: syncs.then_some(f.step.sync_ns),
                 done_ns: None,
+                sync_failed: matches!(f.step.outcome, Outcome::SyncErrno(_)),
             });
         }
         Ok(())

@@ -260,12 +260,16 @@ impl Backend for Uring {
             self.outstanding[slot] -= 1;
             if self.outstanding[slot] == 0 {
                 let last = self.last_result[slot];
-                let result = if !self.paired[slot] {
-                    last
+                let (result, sync_failed) = if !self.paired[slot] {
+                    (last, false)
                 } else {
                     // A failed write cancels its sync (ECANCELED): report the write's error.
                     let w = self.write_result[slot];
-                    if w < 0 || last >= 0 { w } else { last }
+                    if w < 0 || last >= 0 {
+                        (w, false)
+                    } else {
+                        (last, true)
+                    }
                 };
                 done.push(Completion {
                     slot: slot as u16,
@@ -273,6 +277,7 @@ impl Backend for Uring {
                     // The pair is linked in the kernel: the sync is not timed on its own.
                     sync_ns: None,
                     done_ns: None,
+                    sync_failed,
                 });
             }
         }

@@ -192,6 +192,7 @@ impl Libaio {
                             result: -errno.unwrap_or(libc::EIO),
                             sync_ns: None,
                             done_ns: None,
+                            sync_failed: false,
                         });
                         from += 1;
                     }
@@ -280,6 +281,7 @@ impl Backend for Libaio {
             let mut result = ev.res.clamp(i32::MIN as i64, i32::MAX as i64) as i32;
             let mut sync_ns = None;
             let mut done_ns = reaped_ns;
+            let mut sync_failed = false;
             if result >= 0 {
                 // fio's libaio runs the sync as a plain call too.
                 let (errno, ns) = super::sync_after_write(self.fd, self.kinds[slot as usize]);
@@ -289,6 +291,7 @@ impl Backend for Libaio {
                 }
                 if errno != 0 {
                     result = -errno;
+                    sync_failed = true;
                 }
             }
             done.push(Completion {
@@ -296,6 +299,7 @@ impl Backend for Libaio {
                 result,
                 sync_ns,
                 done_ns: Some(done_ns),
+                sync_failed,
             });
         }
         Ok(())

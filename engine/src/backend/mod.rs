@@ -51,6 +51,9 @@ pub(crate) struct Completion {
     /// moment its reap returned: libaio runs a write's sync after reaping it, so the other
     /// I/Os reaped with it must not wait for that sync in their latency.
     pub done_ns: Option<u64>,
+    /// The write went through and its sync (fdatasync/fsync) failed: `result` is the sync's
+    /// errno, so the error names the sync, not the write.
+    pub sync_failed: bool,
 }
 
 /// One backend instance serves one job (one thread) with its own file descriptor and buffers.

@@ -12,6 +12,8 @@ pub(crate) struct Psync {
     pending: Option<Io>,
     /// How long the last I/O's sync took, when it had one.
     last_sync_ns: Option<u64>,
+    /// Whether the last I/O's write went through and its sync failed.
+    last_sync_failed: bool,
 }
 
 impl Psync {
@@ -23,11 +25,13 @@ impl Psync {
             bufs,
             pending: None,
             last_sync_ns: None,
+            last_sync_failed: false,
         }
     }
 
     fn run(&mut self, io: Io) -> i32 {
         self.last_sync_ns = None;
+        self.last_sync_failed = false;
         let buf = self.bufs[io.slot as usize];
         let mut done = 0usize;
         let len = io.len as usize;
@@ -57,10 +61,16 @@ impl Psync {
                 break; // end of file on a read
             }
             done += n as usize;
+            // A short read is the answer (the file ends there): reading on from an unaligned
+            // offset with O_DIRECT would turn it into EINVAL, hiding what happened.
+            if io.kind.is_read() {
+                break;
+            }
         }
         // The sync is timed on its own as well (fio's `sync` latency block).
         let (errno, sync_ns) = super::sync_after_write(self.fd, io.kind);
         self.last_sync_ns = sync_ns;
+        self.last_sync_failed = errno != 0;
         if errno != 0 {
             return -errno;
         }
@@ -97,6 +107,7 @@ impl Backend for Psync {
                 result,
                 sync_ns: self.last_sync_ns,
                 done_ns: None,
+                sync_failed: self.last_sync_failed,
             });
         }
         Ok(())
