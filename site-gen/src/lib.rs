@@ -24,6 +24,7 @@ pub(crate) mod model;
 pub(crate) mod page_facts;
 pub(crate) mod pick;
 pub(crate) mod render;
+pub(crate) mod runner_steps;
 pub(crate) mod runners_json;
 pub(crate) mod stats;
 pub(crate) mod steps_view;
