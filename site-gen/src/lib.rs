@@ -31,6 +31,8 @@ pub(crate) mod steps_view;
 pub mod testdata;
 pub(crate) mod theme;
 pub(crate) mod timeline;
+#[cfg(test)]
+mod weak_cases;
 
 /// What `cargo diskbench site` was asked to do.
 #[derive(Clone, Debug, Default)]
@@ -56,6 +58,34 @@ pub struct SiteReport {
     /// Files left out, with the reason.
     pub skipped: Vec<(PathBuf, String)>,
     pub pages: usize,
+    /// What the site left out of a record it kept (an unreadable histogram), one line each,
+    /// naming the record's file; the pages say it too.
+    pub warnings: Vec<String>,
+}
+
+/// Records that share an id are one run copied twice (a results folder merged by hand, an
+/// artifact downloaded twice): counted twice, it would weigh double in every median. The
+/// first in file order is kept; each other one is left out with a reason naming both files.
+fn drop_duplicate_ids(loaded: &mut record::load::Loaded) {
+    let mut first: std::collections::HashMap<String, PathBuf> = Default::default();
+    let mut kept = Vec::with_capacity(loaded.records.len());
+    for r in std::mem::take(&mut loaded.records) {
+        match first.get(&r.record.id) {
+            Some(kept_path) => loaded.skipped.push((
+                r.path,
+                format!(
+                    "record id {} is also the id of {} (kept): the same run twice, counted once",
+                    r.record.id,
+                    kept_path.display()
+                ),
+            )),
+            None => {
+                first.insert(r.record.id.clone(), r.path.clone());
+                kept.push(r);
+            }
+        }
+    }
+    loaded.records = kept;
 }
 
 /// Build the site: load, aggregate, analyse, render. The results folder is only read.
@@ -67,7 +97,7 @@ pub fn build_site(opts: &SiteOptions) -> Result<SiteReport> {
             eprintln!("timing: {what} at {:.3} s", t0.elapsed().as_secs_f64());
         }
     };
-    let loaded = record::load::load_dir(&opts.results)?;
+    let mut loaded = record::load::load_dir(&opts.results)?;
     lap("loaded");
     if opts.strict && !loaded.skipped.is_empty() {
         let list: Vec<String> = loaded
@@ -87,6 +117,7 @@ pub fn build_site(opts: &SiteOptions) -> Result<SiteReport> {
     let pages = content::pages(opts.content.as_deref())?;
     record::cancel::check()?;
     let folder = site_folder::SiteFolder::prepare(&opts.out, &opts.results)?;
+    drop_duplicate_ids(&mut loaded);
     let records = loaded.records.len();
     let ds = model::Dataset::build(loaded.records, opts.window_days);
     let findings = findings::findings(&ds);
@@ -96,6 +127,7 @@ pub fn build_site(opts: &SiteOptions) -> Result<SiteReport> {
     let steps = correlation::analyse(&ds);
     let picks = pick::picks(&ds, &steps);
     let scales = record::ColumnId::ALL.map(|c| ds.column_range(c));
+    let warnings = std::sync::Mutex::new(Vec::new());
     let site = render::Site {
         ds: &ds,
         theme: &theme,
@@ -108,6 +140,7 @@ pub fn build_site(opts: &SiteOptions) -> Result<SiteReport> {
         scales,
         histories: &histories,
         changes: &changes,
+        warnings: &warnings,
     };
     lap("analysed");
     record::cancel::check()?;
@@ -154,10 +187,13 @@ pub fn build_site(opts: &SiteOptions) -> Result<SiteReport> {
     }
     render::write_file(&folder.staging, ".nojekyll", b"")?;
     folder.commit()?;
+    let mut warnings = warnings.into_inner().unwrap_or_else(|e| e.into_inner());
+    warnings.sort();
     Ok(SiteReport {
         records,
         skipped: loaded.skipped,
         pages: written,
+        warnings,
     })
 }
 

@@ -34,6 +34,8 @@ pub(crate) struct Site<'a> {
     pub histories: &'a [crate::timeline::RunnerHistory],
     /// Changes beyond noise, newest first.
     pub changes: &'a [crate::timeline::ChangeFinding],
+    /// What the pages left out of a kept record (an unreadable histogram), for stderr.
+    pub warnings: &'a std::sync::Mutex<Vec<String>>,
 }
 
 /// Bar width in percent on a log scale from the column's range.
@@ -347,7 +349,17 @@ impl Site<'_> {
             })
             .collect();
         ctx.insert("jobs", &jobs);
-        let (svg, lat_rows, merged_runs) = self.latency(r, scratch);
+        let (svg, lat_rows, merged_runs, unreadable) = self.latency(r, scratch);
+        if !unreadable.is_empty()
+            && let Ok(mut w) = self.warnings.lock()
+        {
+            w.extend(
+                unreadable
+                    .iter()
+                    .map(|u| format!("runner {}: {u}", r.label)),
+            );
+        }
+        ctx.insert("hist_unreadable", &unreadable);
         ctx.insert("cdf_svg", &svg);
         ctx.insert("lat_rows", &lat_rows);
         ctx.insert("merged_runs", &merged_runs);
@@ -367,18 +379,26 @@ impl Site<'_> {
         &self,
         r: &RunnerOverview,
         scratch: &mut crate::hist::Scratch,
-    ) -> (String, Vec<Value>, usize) {
+    ) -> (String, Vec<Value>, usize, Vec<String>) {
         let mut series = Vec::new();
         let mut rows = Vec::new();
         let mut merged_runs = 0;
+        let mut unreadable = Vec::new();
         for c in ColumnId::ALL {
             let mut merger = crate::hist::Merger::default();
             for &i in &r.runs {
                 let Some(d) = self.ds.record(i).test(c).and_then(|t| t.main_direction()) else {
                     continue;
                 };
-                if let Some(b64) = d.hist.as_deref() {
-                    merger.add(b64, scratch);
+                if let Some(b64) = d.hist.as_deref()
+                    && !merger.add(b64, scratch)
+                {
+                    unreadable.push(format!(
+                        "the {} latency histogram of {} (run of {}) could not be read (or its counts overflow): left out of the latency table and chart",
+                        c.as_str(),
+                        self.ds.path(i).display(),
+                        self.ds.record(i).started_at
+                    ));
                 }
             }
             let (merged, n) = (merger.merged, merger.runs);
@@ -402,7 +422,7 @@ impl Site<'_> {
         } else {
             charts::cdf_svg(&series).unwrap_or_default()
         };
-        (svg, rows, merged_runs)
+        (svg, rows, merged_runs, unreadable)
     }
 
     /// The step's median time on each runner, fastest first, so a site with too few runners
@@ -697,6 +717,16 @@ fn experiments_by_step(ds: &Dataset) -> std::collections::BTreeMap<String, Vec<V
 pub(crate) fn write_file(out: &Path, rel: &str, bytes: &[u8]) -> Result<()> {
     // Runner slugs and page names come from data: whatever they hold, the page lands in `out`.
     let path = record::safe_name::inside(out, rel)?;
+    // Whatever text a record carried, no control character reaches a page or a data file raw.
+    let text = std::str::from_utf8(bytes).ok();
+    let cleaned = match text {
+        Some(t) if rel.ends_with(".html") || rel.ends_with(".svg") => {
+            Some(crate::html::visible_controls(t))
+        }
+        Some(t) if rel.ends_with(".json") => Some(crate::html::json_controls_escaped(t)),
+        _ => None,
+    };
+    let bytes = cleaned.as_ref().map_or(bytes, |t| t.as_bytes());
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
