@@ -159,12 +159,26 @@ fn steps_section(out: &mut String, record: &Record) {
     );
     for step in &record.steps {
         let (status, wall, bound, why) = match step.status {
-            StepStatus::Ok => (
-                "ok".to_string(),
-                format_s(step.wall_s),
-                step.bound.as_str().to_string(),
-                escape(&step.why),
-            ),
+            // The experiment's verdict is the headline, on the time it stands on (its normal
+            // runs' median); the one inferred from the step's waits is said beside it.
+            StepStatus::Ok => match &step.what_if {
+                Some(w) => (
+                    "ok".to_string(),
+                    format_s(w.baseline.as_ref().map_or(step.wall_s, |b| b.wall_s)),
+                    format!(
+                        "{} by experiment (inferred from waits: {})",
+                        w.bound.as_str(),
+                        step.bound.as_str()
+                    ),
+                    escape(&w.why),
+                ),
+                None => (
+                    "ok".to_string(),
+                    format_s(step.wall_s),
+                    step.bound.as_str().to_string(),
+                    escape(&step.why),
+                ),
+            },
             StepStatus::Failed => (
                 match step.exit_code {
                     Some(code) => format!("failed (exit {code})"),
@@ -269,8 +283,10 @@ fn what_if_section(out: &mut String, record: &Record) {
         for c in &w.conditions {
             let vs = match c.ratio {
                 // Slower than its caps can explain: never read as a prediction.
-                Some(r) if c.disturbed => format!("{r:.2}x (disturbed: not the caps)"),
-                Some(r) => format!("{r:.2}x"),
+                Some(r) if c.disturbed => {
+                    format!("{} (disturbed: not the caps)", crate::stats::fmt_times(r))
+                }
+                Some(r) => crate::stats::fmt_times(r),
                 None => "failed".to_string(),
             };
             let _ = writeln!(
@@ -285,18 +301,41 @@ fn what_if_section(out: &mut String, record: &Record) {
     out.push('\n');
     for s in &with {
         let Some(w) = &s.what_if else { continue };
-        let inferred = if w.bound != s.bound {
-            format!(" (inferred from its signals: {})", s.bound.as_str())
-        } else {
+        // The experiment's sentence is in the steps table; here, the secondary verdict's.
+        let why = if s.why.trim().is_empty() {
             String::new()
+        } else {
+            format!(": {}", escape(&s.why))
         };
         let _ = writeln!(
             out,
-            "- **{}**: {} by experiment{inferred}. {}",
+            "- **{}**: {} by experiment, {} as inferred from waits{why}",
             step_name(s),
             w.bound.as_str(),
-            escape(&w.why)
+            s.bound.as_str(),
         );
+    }
+    // Notes every experiment of the run carries are said once, each step's own under it.
+    let notes = record::what_if_notes::split(&record.steps);
+    for (s, own) in record.steps.iter().zip(&notes.own) {
+        for n in own {
+            let _ = writeln!(
+                out,
+                "  - {}: {}",
+                step_name(s),
+                escape(&record::what_if_notes::sentences(n).join(" "))
+            );
+        }
+    }
+    if !notes.shared.is_empty() {
+        out.push_str("\nEvery experiment of this run:\n\n");
+        for n in &notes.shared {
+            let _ = writeln!(
+                out,
+                "- {}",
+                escape(&record::what_if_notes::sentences(n).join(" "))
+            );
+        }
     }
     out.push('\n');
 }
@@ -499,10 +538,48 @@ mod tests {
         let md = markdown(&record);
         assert!(md.contains("### What-if experiments"), "{md}");
         assert!(md.contains("| iops-capped | 5.78 s | 15.60x |"), "{md}");
+        // The steps table's row: the experiment's verdict first, on its normal runs' median.
+        let row = md
+            .lines()
+            .find(|l| l.starts_with("| sqlite | ok |"))
+            .expect("the step's row");
         assert!(
-            md.contains("latency by experiment (inferred from its signals: cpu)"),
-            "{md}"
+            row.contains("| 0.37 s |")
+                && row.contains("| latency by experiment (inferred from waits: cpu) |"),
+            "{row}"
         );
+        assert!(
+            row.find("latency").unwrap() < row.find("cpu").unwrap(),
+            "{row}"
+        );
+    }
+
+    #[test]
+    fn notes_every_experiment_carries_are_said_once_in_the_summary() {
+        use record::WhatIf;
+        let cache = "every run started with the step's own files dropped from the page cache; \
+                     the toolchain stays warm";
+        let step = |id: &str, notes: &[&str]| StepResult {
+            id: id.into(),
+            name: id.into(),
+            what_if: Some(WhatIf {
+                notes: notes.iter().map(|n| n.to_string()).collect(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let mut record = crate::testdata::Fleet::small().record(0, 0);
+        record.steps = vec![
+            step("a", &[cache, "a's own note"]),
+            step("b", &[cache]),
+            step("c", &[cache]),
+        ];
+        let md = markdown(&record);
+        let said = "Every run started with the step's own files dropped from the page cache. \
+                    The toolchain stays warm.";
+        assert_eq!(md.matches(said).count(), 1, "{md}");
+        assert!(!md.contains(cache), "{md}");
+        assert!(md.contains("  - a: a's own note."), "{md}");
     }
 
     #[test]

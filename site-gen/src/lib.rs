@@ -24,12 +24,15 @@ pub(crate) mod model;
 pub(crate) mod page_facts;
 pub(crate) mod pick;
 pub(crate) mod render;
+pub(crate) mod runner_steps;
 pub(crate) mod runners_json;
 pub(crate) mod stats;
 pub(crate) mod steps_view;
 pub mod testdata;
 pub(crate) mod theme;
 pub(crate) mod timeline;
+#[cfg(test)]
+mod weak_cases;
 
 /// What `cargo diskbench site` was asked to do.
 #[derive(Clone, Debug, Default)]
@@ -55,6 +58,47 @@ pub struct SiteReport {
     /// Files left out, with the reason.
     pub skipped: Vec<(PathBuf, String)>,
     pub pages: usize,
+    /// What the site left out of a record it kept (an unreadable histogram), one line each,
+    /// naming the record's file; the pages say it too.
+    pub warnings: Vec<String>,
+}
+
+/// Records that share an id are one run copied twice (a results folder merged by hand, an
+/// artifact downloaded twice): counted twice, it would weigh double in every median. The
+/// first in file order is kept; each other one is left out with a reason naming both files.
+fn drop_duplicate_ids(loaded: &mut record::load::Loaded) {
+    // Found with borrowed ids and removed in place: 10,000 records are most of the site's
+    // memory, and a second vector of them would be its peak.
+    let mut first: std::collections::HashMap<&str, usize> =
+        std::collections::HashMap::with_capacity(loaded.records.len());
+    let mut dups: Vec<(usize, usize)> = Vec::new();
+    for (i, r) in loaded.records.iter().enumerate() {
+        if let Some(&kept) = first.get(r.record.id.as_str()) {
+            dups.push((i, kept));
+        } else {
+            first.insert(&r.record.id, i);
+        }
+    }
+    drop(first);
+    for &(i, kept) in &dups {
+        let (r, k) = (&loaded.records[i], &loaded.records[kept]);
+        let why = format!(
+            "record id {} is also the id of {} (kept): the same run twice, counted once",
+            r.record.id,
+            k.path.display()
+        );
+        loaded.skipped.push((r.path.clone(), why));
+    }
+    if dups.is_empty() {
+        return;
+    }
+    // `dups` is in file order: a binary search finds each.
+    let mut i = 0;
+    loaded.records.retain(|_| {
+        let keep = dups.binary_search_by_key(&i, |&(d, _)| d).is_err();
+        i += 1;
+        keep
+    });
 }
 
 /// Build the site: load, aggregate, analyse, render. The results folder is only read.
@@ -66,7 +110,7 @@ pub fn build_site(opts: &SiteOptions) -> Result<SiteReport> {
             eprintln!("timing: {what} at {:.3} s", t0.elapsed().as_secs_f64());
         }
     };
-    let loaded = record::load::load_dir(&opts.results)?;
+    let mut loaded = record::load::load_dir(&opts.results)?;
     lap("loaded");
     if opts.strict && !loaded.skipped.is_empty() {
         let list: Vec<String> = loaded
@@ -86,6 +130,7 @@ pub fn build_site(opts: &SiteOptions) -> Result<SiteReport> {
     let pages = content::pages(opts.content.as_deref())?;
     record::cancel::check()?;
     let folder = site_folder::SiteFolder::prepare(&opts.out, &opts.results)?;
+    drop_duplicate_ids(&mut loaded);
     let records = loaded.records.len();
     let ds = model::Dataset::build(loaded.records, opts.window_days);
     let findings = findings::findings(&ds);
@@ -95,6 +140,7 @@ pub fn build_site(opts: &SiteOptions) -> Result<SiteReport> {
     let steps = correlation::analyse(&ds);
     let picks = pick::picks(&ds, &steps);
     let scales = record::ColumnId::ALL.map(|c| ds.column_range(c));
+    let warnings = std::sync::Mutex::new(Vec::new());
     let site = render::Site {
         ds: &ds,
         theme: &theme,
@@ -107,6 +153,7 @@ pub fn build_site(opts: &SiteOptions) -> Result<SiteReport> {
         scales,
         histories: &histories,
         changes: &changes,
+        warnings: &warnings,
     };
     lap("analysed");
     record::cancel::check()?;
@@ -153,10 +200,13 @@ pub fn build_site(opts: &SiteOptions) -> Result<SiteReport> {
     }
     render::write_file(&folder.staging, ".nojekyll", b"")?;
     folder.commit()?;
+    let mut warnings = warnings.into_inner().unwrap_or_else(|e| e.into_inner());
+    warnings.sort();
     Ok(SiteReport {
         records,
         skipped: loaded.skipped,
         pages: written,
+        warnings,
     })
 }
 

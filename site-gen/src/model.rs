@@ -239,6 +239,11 @@ impl Dataset {
         &self.records[i].record
     }
 
+    /// The file record `i` was read from.
+    pub(crate) fn path(&self, i: usize) -> &std::path::Path {
+        &self.records[i].path
+    }
+
     /// Runners that have a figure for `c`, best first.
     pub(crate) fn ranked(&self, c: ColumnId) -> Vec<&RunnerOverview> {
         let mut v: Vec<&RunnerOverview> = self

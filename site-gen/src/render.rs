@@ -34,6 +34,8 @@ pub(crate) struct Site<'a> {
     pub histories: &'a [crate::timeline::RunnerHistory],
     /// Changes beyond noise, newest first.
     pub changes: &'a [crate::timeline::ChangeFinding],
+    /// What the pages left out of a kept record (an unreadable histogram), for stderr.
+    pub warnings: &'a std::sync::Mutex<Vec<String>>,
 }
 
 /// Bar width in percent on a log scale from the column's range.
@@ -347,11 +349,21 @@ impl Site<'_> {
             })
             .collect();
         ctx.insert("jobs", &jobs);
-        let (svg, lat_rows, merged_runs) = self.latency(r, scratch);
+        let (svg, lat_rows, merged_runs, unreadable) = self.latency(r, scratch);
+        if !unreadable.is_empty()
+            && let Ok(mut w) = self.warnings.lock()
+        {
+            w.extend(
+                unreadable
+                    .iter()
+                    .map(|u| format!("runner {}: {u}", r.label)),
+            );
+        }
+        ctx.insert("hist_unreadable", &unreadable);
         ctx.insert("cdf_svg", &svg);
         ctx.insert("lat_rows", &lat_rows);
         ctx.insert("merged_runs", &merged_runs);
-        ctx.insert("steps", &steps_view(self, r));
+        ctx.insert("steps", &crate::runner_steps::steps_view(self, r));
         let history: Vec<crate::timeline::ChartView> = self
             .histories
             .iter()
@@ -367,18 +379,26 @@ impl Site<'_> {
         &self,
         r: &RunnerOverview,
         scratch: &mut crate::hist::Scratch,
-    ) -> (String, Vec<Value>, usize) {
+    ) -> (String, Vec<Value>, usize, Vec<String>) {
         let mut series = Vec::new();
         let mut rows = Vec::new();
         let mut merged_runs = 0;
+        let mut unreadable = Vec::new();
         for c in ColumnId::ALL {
             let mut merger = crate::hist::Merger::default();
             for &i in &r.runs {
                 let Some(d) = self.ds.record(i).test(c).and_then(|t| t.main_direction()) else {
                     continue;
                 };
-                if let Some(b64) = d.hist.as_deref() {
-                    merger.add(b64, scratch);
+                if let Some(b64) = d.hist.as_deref()
+                    && !merger.add(b64, scratch)
+                {
+                    unreadable.push(format!(
+                        "the {} latency histogram of {} (run of {}) could not be read (or its counts overflow): left out of the latency table and chart",
+                        c.as_str(),
+                        self.ds.path(i).display(),
+                        self.ds.record(i).started_at
+                    ));
                 }
             }
             let (merged, n) = (merger.merged, merger.runs);
@@ -402,7 +422,7 @@ impl Site<'_> {
         } else {
             charts::cdf_svg(&series).unwrap_or_default()
         };
-        (svg, rows, merged_runs)
+        (svg, rows, merged_runs, unreadable)
     }
 
     /// The step's median time on each runner, fastest first, so a site with too few runners
@@ -672,67 +692,6 @@ fn storage_view(rec: &Record) -> Value {
     })
 }
 
-fn steps_view(site: &Site<'_>, r: &RunnerOverview) -> Value {
-    // The newest run that has steps, with each step's median over the window beside it.
-    let Some(rec) = r
-        .runs
-        .iter()
-        .map(|&i| site.ds.record(i))
-        .find(|rec| !rec.steps.is_empty())
-    else {
-        return json!({"rows": [], "date": ""});
-    };
-    let rows: Vec<Value> = rec
-        .steps
-        .iter()
-        .map(|s| {
-            let fig = r.steps.iter().find(|f| f.id == s.id);
-            json!({
-                "id": s.id, "name": s.name,
-                "status": match s.status { StepStatus::Ok => "ok", StepStatus::Failed => "failed", StepStatus::Skipped => "skipped" },
-                "wall": if s.status == StepStatus::Ok { fmt_s(s.wall_s) } else { String::new() },
-                "median": fig.filter(|f| f.runs > 1).map(|f| format!("{} over {} runs", fmt_s(f.wall_s), f.runs)).unwrap_or_default(),
-                // Published timings carry no CPU time: no "0 of N" for them.
-                "imported": rec.is_imported(),
-                "cpu": if s.status == StepStatus::Ok && s.wall_s > 0.0 && !rec.is_imported() { record::units::format_cores_busy(s.user_s + s.sys_s, s.wall_s, Some(rec.runner.vcpus)) } else { String::new() },
-                "bound": s.bound.as_str(), "why": s.why, "reason": s.reason.clone().unwrap_or_default(),
-                "tail": s.output_tail.clone().unwrap_or_default(),
-                "stall": s.io_pressure_s.map(fmt_s).unwrap_or_default(),
-                "what_if": what_if_view(s),
-            })
-        })
-        .collect();
-    json!({"rows": rows, "date": rec.started_at.get(..10).unwrap_or("")})
-}
-
-/// A step's what-if experiment for the pages: the verdict by experiment, the inferred one
-/// when it differs, and each condition's time against the normal run.
-fn what_if_view(s: &record::StepResult) -> Value {
-    let Some(w) = &s.what_if else {
-        return Value::Null;
-    };
-    let conditions: Vec<Value> = w
-        .baseline
-        .iter()
-        .map(|b| json!({"id": "normal", "wall": fmt_s(b.wall_s), "ratio": "1.00x"}))
-        .chain(w.conditions.iter().map(|c| {
-            json!({
-                "id": c.id, "wall": fmt_s(c.wall_s),
-                "ratio": match c.ratio {
-                    // Slower than its caps can explain: shown as such, never as a prediction.
-                    Some(r) if c.disturbed => format!("{r:.2}x (disturbed: not the caps)"),
-                    Some(r) => format!("{r:.2}x"),
-                    None => "failed".into(),
-                },
-            })
-        }))
-        .collect();
-    json!({
-        "bound": w.bound.as_str(), "why": w.why, "inferred": s.bound.as_str(),
-        "disagrees": w.bound != s.bound, "conditions": conditions, "notes": w.notes,
-    })
-}
-
 /// Per step id: the newest what-if experiment on each runner that has one.
 fn experiments_by_step(ds: &Dataset) -> std::collections::BTreeMap<String, Vec<Value>> {
     let mut out: std::collections::BTreeMap<String, Vec<Value>> = Default::default();
@@ -744,7 +703,7 @@ fn experiments_by_step(ds: &Dataset) -> std::collections::BTreeMap<String, Vec<V
                     continue;
                 }
                 seen.push(s.id.clone());
-                let mut v = what_if_view(s);
+                let mut v = crate::runner_steps::what_if_view(s, &[]);
                 v["runner"] = json!(r.label);
                 v["slug"] = json!(r.slug);
                 out.entry(s.id.clone()).or_default().push(v);
@@ -758,6 +717,16 @@ fn experiments_by_step(ds: &Dataset) -> std::collections::BTreeMap<String, Vec<V
 pub(crate) fn write_file(out: &Path, rel: &str, bytes: &[u8]) -> Result<()> {
     // Runner slugs and page names come from data: whatever they hold, the page lands in `out`.
     let path = record::safe_name::inside(out, rel)?;
+    // Whatever text a record carried, no control character reaches a page or a data file raw.
+    let text = std::str::from_utf8(bytes).ok();
+    let cleaned = match text {
+        Some(t) if rel.ends_with(".html") || rel.ends_with(".svg") => {
+            Some(crate::html::visible_controls(t))
+        }
+        Some(t) if rel.ends_with(".json") => Some(crate::html::json_controls_escaped(t)),
+        _ => None,
+    };
+    let bytes = cleaned.as_ref().map_or(bytes, |t| t.as_bytes());
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }

@@ -91,6 +91,16 @@ pub fn fmt_ratio(r: f64) -> String {
     }
 }
 
+/// A ratio of times as "7.49x" (two decimals); an absurd one (a broken record) with
+/// [`fmt_sig`]'s digits, never 300 of them.
+pub fn fmt_times(r: f64) -> String {
+    if r.is_finite() && r.abs() < 1e4 {
+        format!("{r:.2}x")
+    } else {
+        format!("{}x", fmt_sig(r))
+    }
+}
+
 /// Seconds as "95.2 s" / "1.3 s" / "0.21 s".
 pub fn fmt_s(s: f64) -> String {
     format!("{} s", fmt_sig(s))

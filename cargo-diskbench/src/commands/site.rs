@@ -36,11 +36,30 @@ pub fn exec(args: SiteArgs) -> Result<()> {
         window_days: args.window_days,
         content: args.content,
     };
-    let report = site_gen::build_site(&opts)?;
+    let report = site_gen::build_site(&opts).map_err(|e| {
+        // The site has no test files and writes no record: say what it did instead. A signal
+        // is only acted on before the new site replaces the earlier one.
+        if record::error::exit_code(&e) == record::exit::INTERRUPTED {
+            record::error::interrupted_having(format!(
+                "the unfinished new site was removed; {} was left as it was{}",
+                opts.out.display(),
+                if opts.out.exists() {
+                    ""
+                } else {
+                    " (not created)"
+                }
+            ))
+        } else {
+            e
+        }
+    })?;
     for (path, why) in &report.skipped {
         // File names in a downloaded results folder are data too: no raw control characters.
         let line = format!("warning: left out {}: {why}", path.display());
         eprintln!("{}", crate::output::terminal_safe(&line));
+    }
+    for w in &report.warnings {
+        eprintln!("{}", crate::output::terminal_safe(&format!("warning: {w}")));
     }
     eprintln!(
         "site: {} records, {} left out, {} pages written to {}",

@@ -145,28 +145,36 @@ pub fn ceiling(storage: &Storage) -> Option<Ceiling> {
 /// with this ceiling; None when it can.
 pub fn exceeds(column: ColumnId, headline: f64, ceiling: &Ceiling) -> Option<String> {
     let mib = |b: f64| b / (1024.0 * 1024.0);
+    // An absurd figure (a broken record: 1e308) reads "1.00e308", never as 309 digits.
+    let fig = crate::units::format_figure;
     match column {
         ColumnId::SeqRead | ColumnId::SeqWrite => {
             let limit = mib(ceiling.bytes_s);
             (headline > limit).then(|| {
                 format!(
-                    "{headline:.0} MiB/s is more than {} can carry ({limit:.0} MiB/s): served by a cache",
-                    ceiling.basis
+                    "{} MiB/s is more than {} can carry ({} MiB/s): served by a cache",
+                    fig(headline),
+                    ceiling.basis,
+                    fig(limit)
                 )
             })
         }
         ColumnId::RandRead | ColumnId::RandWrite => (headline > ceiling.iops).then(|| {
             format!(
-                "{headline:.0} IOPS is more than {} can deliver ({:.0} IOPS): served by a cache",
-                ceiling.basis, ceiling.iops
+                "{} IOPS is more than {} can deliver ({} IOPS): served by a cache",
+                fig(headline),
+                ceiling.basis,
+                fig(ceiling.iops)
             )
         }),
         ColumnId::Qd1Read => {
             let limit = QD1_MAX_IOPS.min(ceiling.iops);
             (headline > limit).then(|| {
                 format!(
-                    "{headline:.0} IOPS one read at a time is under {:.1} us per read; no disk answers that fast ({limit:.0} IOPS at most): served by a cache",
-                    1e6 / headline
+                    "{} IOPS one read at a time is under {:.1} us per read; no disk answers that fast ({} IOPS at most): served by a cache",
+                    fig(headline),
+                    1e6 / headline,
+                    fig(limit)
                 )
             })
         }
@@ -174,8 +182,10 @@ pub fn exceeds(column: ColumnId, headline: f64, ceiling: &Ceiling) -> Option<Str
             let limit = SYNC_MAX_IOPS.min(ceiling.iops);
             (headline > limit).then(|| {
                 format!(
-                    "{headline:.0} durable writes per second is under {:.1} us per write and flush; no disk makes a write durable that fast ({limit:.0} at most): the flush was absorbed by a cache",
-                    1e6 / headline
+                    "{} durable writes per second is under {:.1} us per write and flush; no disk makes a write durable that fast ({} at most): the flush was absorbed by a cache",
+                    fig(headline),
+                    1e6 / headline,
+                    fig(limit)
                 )
             })
         }

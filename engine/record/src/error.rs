@@ -12,6 +12,9 @@ pub enum Fatal {
     /// Said the same by every command (`site` and `import` make no test files).
     #[error("interrupted: what this run had started was cleaned up; no record written")]
     Interrupted,
+    /// Ctrl-C or SIGTERM, said by a command that writes no record (`site`): what it did.
+    #[error("interrupted: {0}")]
+    InterruptedHaving(String),
 }
 
 /// A usage error (exit code 2) with the given message.
@@ -23,13 +26,18 @@ pub fn interrupted() -> anyhow::Error {
     Fatal::Interrupted.into()
 }
 
+/// An interruption (exit code 130) that says what the command did about it.
+pub fn interrupted_having(done: impl Into<String>) -> anyhow::Error {
+    Fatal::InterruptedHaving(done.into()).into()
+}
+
 /// The exit code an error maps to: looks through the whole context chain.
 pub fn exit_code(err: &anyhow::Error) -> i32 {
     for cause in err.chain() {
         if let Some(f) = cause.downcast_ref::<Fatal>() {
             return match f {
                 Fatal::Usage(_) => exit::USAGE,
-                Fatal::Interrupted => exit::INTERRUPTED,
+                Fatal::Interrupted | Fatal::InterruptedHaving(_) => exit::INTERRUPTED,
             };
         }
     }

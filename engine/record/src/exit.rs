@@ -8,7 +8,8 @@ pub const OK: i32 = 0;
 pub const FAILED: i32 = 1;
 /// Bad usage or bad input; the message names the option or file and what to do.
 pub const USAGE: i32 = 2;
-/// Interrupted (Ctrl-C or SIGTERM): test files removed, no record written.
+/// Interrupted (Ctrl-C or SIGTERM): what the command had started undone (test files removed,
+/// no record written; `site` removes its unfinished new site).
 pub const INTERRUPTED: i32 = 130;
 /// Standard output was closed (e.g. piped into `head`): the command stops quietly, 128 +
 /// SIGPIPE as a shell reports a tool killed by it, so a cut-off report is never taken for a
@@ -28,7 +29,7 @@ pub const ALL: &[(i32, &str)] = &[
     ),
     (
         INTERRUPTED,
-        "interrupted (Ctrl-C, SIGTERM): test files removed, no record written",
+        "interrupted (Ctrl-C, SIGTERM): what the command had started was undone (run, steps: test files removed, no record written; site: its unfinished new site removed, the folder given to --out left as it was)",
     ),
     (
         STDOUT_CLOSED,

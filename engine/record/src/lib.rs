@@ -30,6 +30,7 @@ pub mod size;
 pub mod storage_rules;
 pub mod time;
 pub mod units;
+pub mod what_if_notes;
 
 pub use column::{BackendKind, ColumnId, ColumnSettings, Headline, Medium};
 pub use record::*;

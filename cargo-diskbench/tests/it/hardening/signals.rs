@@ -111,6 +111,15 @@ fn class4_site_import_and_merge_stop_on_sigint_and_sigterm() {
                     !root.join("out").exists(),
                     "an interrupted first site is not left half made"
                 );
+                // The site makes no test files and writes no record: it says what it did.
+                assert!(
+                    ran.stderr.contains("the unfinished new site was removed")
+                        && ran.stderr.contains("left as it was (not created)")
+                        && !ran.stderr.contains("test files")
+                        && !ran.stderr.contains("no record"),
+                    "{}",
+                    ran.stderr
+                );
             }
         }
         assert!(
