@@ -18,6 +18,10 @@ pub fn newest_record(results: &Path, label: &str) -> Result<(Record, String, IoC
     let mut labels: Vec<String> = Vec::new();
     let mut best: Option<(Record, String)> = None;
     for l in loaded.records {
+        // A record of another `--like` run is no figure of its runner's own.
+        if l.record.emulates().is_some() {
+            continue;
+        }
         if !labels.contains(&l.record.runner.label) {
             labels.push(l.record.runner.label.clone());
         }

@@ -12,7 +12,8 @@ use record::{ColumnId, Headline, Record, StepResult, StepStatus, TestResult};
 /// The whole summary of `record`, ending in a newline.
 pub fn markdown(record: &Record) -> String {
     let mut out = String::new();
-    let label = escape(&record.runner.label);
+    // A `--like` run is named as the emulation it is, never as the real disk.
+    let label = escape(&record.runner_name());
     let _ = writeln!(out, "## cargo-diskbench: {label}\n");
     machine_section(&mut out, record);
     columns_section(&mut out, record);

@@ -104,6 +104,24 @@ impl Record {
     pub fn test(&self, column: ColumnId) -> Option<&TestResult> {
         self.tests.iter().find(|t| t.id == column.as_str())
     }
+
+    /// The runner this record emulates (`run --like LABEL`): its columns are this disk under
+    /// caps taken from LABEL's figures, not this disk's own.
+    pub fn emulates(&self) -> Option<&str> {
+        self.settings.like.as_ref().map(|l| l.label.as_str())
+    }
+
+    /// The runner the record's figures belong to, the one key every reader groups records by:
+    /// the runner's label, or for a `--like` record `<label> like <LABEL> (capped)`, so an
+    /// emulation is never merged into the real disk's figures (nor into LABEL's).
+    pub fn runner_name(&self) -> std::borrow::Cow<'_, str> {
+        match self.emulates() {
+            None => std::borrow::Cow::Borrowed(self.runner.label.as_str()),
+            Some(like) => {
+                std::borrow::Cow::Owned(format!("{} like {like} (capped)", self.runner.label))
+            }
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
