@@ -97,6 +97,7 @@ fn notes(
             ));
         }
     }
+    notes.extend(super::memory_files::residual_note(conditions));
     if let Some(missed) = judgement::caps_missed(baseline, conditions) {
         notes.push(missed.why);
     }

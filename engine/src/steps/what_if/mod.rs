@@ -27,6 +27,7 @@ pub(crate) mod experiment;
 pub(crate) mod judgement;
 pub(crate) mod lock;
 pub(crate) mod memory;
+pub(crate) mod memory_files;
 pub mod options;
 pub(crate) mod page_cache;
 pub mod preflight;
