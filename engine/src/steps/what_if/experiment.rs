@@ -38,7 +38,12 @@ pub(crate) fn run(
         conditions.push(judgement::summarise(condition.id(), caps, &runs));
     }
     let (bound, why) = judgement::judge(&baseline, &mut conditions);
-    let (notes, devices) = notes(w, step, &baseline, &conditions);
+    let (mut notes, devices) = notes(w, step, &baseline, &conditions);
+    notes.extend(crate::like::step_prediction_note(
+        w,
+        &conditions,
+        ctx.yardstick.columns,
+    ));
     Ok(WhatIf {
         baseline: Some(baseline),
         conditions,
