@@ -117,7 +117,7 @@ pub fn what_if_options(
             Some((
                 label.clone(),
                 caps,
-                engine::like::OneAtATime::of(&record.tests),
+                steps::what_if::like_latency::OneAtATime::of(&record.tests),
             ))
         }
         None => None,

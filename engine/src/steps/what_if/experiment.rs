@@ -39,8 +39,11 @@ pub(crate) fn run(
     }
     let (bound, why) = judgement::judge(&baseline, &mut conditions);
     let (mut notes, devices) = notes(w, step, &baseline, &conditions);
-    notes.extend(crate::like::step_prediction_note(
-        w,
+    notes.extend(super::like_latency::step_prediction_note(
+        w.like
+            .as_ref()
+            .map(|(l, _)| l.as_str())
+            .zip(w.like_latency.as_ref()),
         &conditions,
         ctx.yardstick.columns,
     ));

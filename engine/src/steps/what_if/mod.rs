@@ -25,6 +25,7 @@
 pub mod caps;
 pub(crate) mod experiment;
 pub(crate) mod judgement;
+pub mod like_latency;
 pub(crate) mod lock;
 pub(crate) mod memory;
 pub(crate) mod memory_files;

@@ -60,7 +60,7 @@ pub struct WhatIfOptions {
     pub like: Option<(String, IoCaps)>,
     /// `--like LABEL`: its one-at-a-time latency, which the caps leave out (the prediction
     /// says so, with an estimate).
-    pub like_latency: Option<crate::like::OneAtATime>,
+    pub like_latency: Option<super::like_latency::OneAtATime>,
     /// The block-I/O hierarchy, or why the capped conditions cannot run (only memory runs).
     pub caps_target: Result<CapTarget, String>,
     /// Only these conditions (ids of [`CONDITION_IDS`]); None: all.
