@@ -232,7 +232,12 @@ fn like_section(out: &mut String, record: &Record) {
         let off = if c.reproducible {
             c.off_pct.map_or("–".into(), |o| format!("{o:+.0}%"))
         } else {
-            format!("not reproducible: {}", escape(&c.note))
+            // The note of a one-at-a-time column says so itself, with the latency left out.
+            if c.note.starts_with("not reproducible") {
+                escape(&c.note)
+            } else {
+                format!("not reproducible: {}", escape(&c.note))
+            }
         };
         let _ = writeln!(
             out,
