@@ -301,7 +301,7 @@ pub fn compare(history: &[&Record], new: &Record) -> Option<Comparison> {
         }
     }
     Some(Comparison {
-        label: new.runner.label.clone(),
+        label: new.runner_name().into_owned(),
         base_id: base.id.clone(),
         base_started_at: base.started_at.clone(),
         new_id: new.id.clone(),
@@ -346,14 +346,15 @@ impl Side {
     fn of_label(&self, label: &str) -> Vec<&Record> {
         match self {
             Side::File(r) => vec![r],
-            Side::Folder(rs) => rs.iter().filter(|r| r.runner.label == label).collect(),
+            // By `runner_name`: a `--like` run is compared only with other runs like it.
+            Side::Folder(rs) => rs.iter().filter(|r| r.runner_name() == label).collect(),
         }
     }
 
-    fn labels(&self) -> Vec<&str> {
-        let mut labels: Vec<&str> = match self {
-            Side::File(r) => vec![r.runner.label.as_str()],
-            Side::Folder(rs) => rs.iter().map(|r| r.runner.label.as_str()).collect(),
+    fn labels(&self) -> Vec<String> {
+        let mut labels: Vec<String> = match self {
+            Side::File(r) => vec![r.runner_name().into_owned()],
+            Side::Folder(rs) => rs.iter().map(|r| r.runner_name().into_owned()).collect(),
         };
         labels.sort();
         labels.dedup();
@@ -374,7 +375,7 @@ impl Side {
 /// the runner's first run there.
 pub fn against_baseline(base: &Side, new: &Record) -> Option<Comparison> {
     let history: Vec<&Record> = base
-        .of_label(&new.runner.label)
+        .of_label(&new.runner_name())
         .into_iter()
         .filter(|r| matches!(base, Side::File(_)) || r.started_at <= new.started_at)
         .collect();
@@ -393,10 +394,10 @@ pub fn compare_sides(
     let pairs: Vec<(Vec<&Record>, &Record)> = match (base, new) {
         (Side::File(b), Side::File(n)) => vec![(vec![b], n)],
         _ => {
-            let labels: Vec<&str> = match (base, new, label) {
-                (_, _, Some(l)) => vec![l],
-                (Side::File(b), _, None) => vec![b.runner.label.as_str()],
-                (_, Side::File(n), None) => vec![n.runner.label.as_str()],
+            let labels: Vec<String> = match (base, new, label) {
+                (_, _, Some(l)) => vec![l.to_string()],
+                (Side::File(b), _, None) => vec![b.runner_name().into_owned()],
+                (_, Side::File(n), None) => vec![n.runner_name().into_owned()],
                 _ => {
                     let b = base.labels();
                     new.labels().into_iter().filter(|l| b.contains(l)).collect()

@@ -12,7 +12,8 @@ use record::{ColumnId, Headline, Record, StepResult, StepStatus, TestResult};
 /// The whole summary of `record`, ending in a newline.
 pub fn markdown(record: &Record) -> String {
     let mut out = String::new();
-    let label = escape(&record.runner.label);
+    // A `--like` run is named as the emulation it is, never as the real disk.
+    let label = escape(&record.runner_name());
     let _ = writeln!(out, "## cargo-diskbench: {label}\n");
     machine_section(&mut out, record);
     columns_section(&mut out, record);
@@ -245,7 +246,12 @@ fn like_section(out: &mut String, record: &Record) {
         let off = if c.reproducible {
             c.off_pct.map_or("–".into(), |o| format!("{o:+.0}%"))
         } else {
-            format!("not reproducible: {}", escape(&c.note))
+            // The note of a one-at-a-time column says so itself, with the latency left out.
+            if c.note.starts_with("not reproducible") {
+                escape(&c.note)
+            } else {
+                format!("not reproducible: {}", escape(&c.note))
+            }
         };
         let _ = writeln!(
             out,

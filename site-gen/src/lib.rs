@@ -212,9 +212,9 @@ pub fn build_site(opts: &SiteOptions) -> Result<SiteReport> {
 
 /// Runner pages on every core: decoding histograms and drawing CDFs is most of the work.
 fn render_runner_pages(site: &render::Site<'_>) -> Result<usize> {
-    let runners = &site.ds.runners;
+    let runners: Vec<&model::RunnerOverview> = site.ds.all_runners().collect();
     let done = record::parallel::map_parts(
-        runners,
+        &runners,
         record::parallel::threads(),
         |part| -> Result<usize> {
             let mut scratch = hist::Scratch::default();

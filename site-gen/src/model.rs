@@ -105,6 +105,9 @@ pub(crate) struct RunnerOverview {
     pub memory_gib: f64,
     pub instance_type: Option<String>,
     pub variant: Option<String>,
+    /// `run --like LABEL` records: the runner they emulate. Such a runner is this disk under
+    /// caps, shown as its own runner and kept out of everything that compares disks.
+    pub emulates: Option<String>,
     /// Indices into `Dataset::records`, newest first, inside the window.
     pub runs: Vec<usize>,
     /// Runs outside the window (older), not counted in the figures.
@@ -151,8 +154,11 @@ impl RunnerOverview {
 #[derive(Debug)]
 pub(crate) struct Dataset {
     pub records: Vec<LoadedRecord>,
-    /// Best overall score first.
+    /// Real disks, best overall score first: what findings, picks and correlations compare.
     pub runners: Vec<RunnerOverview>,
+    /// `run --like` runs, one runner per real runner and emulated label: shown on their own
+    /// (own row, own page) and never compared as disks.
+    pub emulations: Vec<RunnerOverview>,
     /// Newest run across all runners (RFC 3339), the anchor of the window.
     pub newest: Option<String>,
     pub window_days: Option<u32>,
@@ -191,10 +197,12 @@ impl Dataset {
         });
         let newest = records.first().map(|r| r.record.started_at.clone());
         let newest_day = newest.as_deref().and_then(epoch_day);
-        let mut by_label: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+        // Grouped by `runner_name`: a `--like` run is its own (emulated) runner, never
+        // merged into the real disk's figures.
+        let mut by_label: BTreeMap<String, Vec<usize>> = BTreeMap::new();
         for (i, r) in records.iter().enumerate() {
             by_label
-                .entry(r.record.runner.label.as_str())
+                .entry(r.record.runner_name().into_owned())
                 .or_default()
                 .push(i);
         }
@@ -221,7 +229,11 @@ impl Dataset {
             }
             runners.push(summarise(label, slug, &records, runs, all.len()));
         }
+        let (mut emulations, mut runners): (Vec<_>, Vec<_>) =
+            runners.into_iter().partition(|r| r.emulates.is_some());
         score(&mut runners);
+        score(&mut emulations);
+        emulations.sort_by(|a, b| a.label.cmp(&b.label));
         runners.sort_by(|a, b| {
             b.score
                 .total_cmp(&a.score)
@@ -230,9 +242,15 @@ impl Dataset {
         Dataset {
             records,
             runners,
+            emulations,
             newest,
             window_days,
         }
+    }
+
+    /// Every runner with a page: the real disks, then the emulations.
+    pub(crate) fn all_runners(&self) -> impl Iterator<Item = &RunnerOverview> {
+        self.runners.iter().chain(&self.emulations)
     }
 
     pub(crate) fn record(&self, i: usize) -> &Record {
@@ -359,7 +377,13 @@ fn summarise(
         vcpus: newest.runner.vcpus,
         memory_gib: newest.runner.memory_gib,
         instance_type: newest.runner.instance_type.clone(),
-        variant: newest.runner.variant.clone(),
+        variant: match newest.emulates() {
+            Some(like) => Some(format!(
+                "emulation: this disk capped like {like}, not a disk's own figures"
+            )),
+            None => newest.runner.variant.clone(),
+        },
+        emulates: newest.emulates().map(String::from),
         older_runs: all_runs - runs.len(),
         newest: records[runs[0]].record.started_at.clone(),
         imported: runs.iter().all(|&i| records[i].record.is_imported()),

@@ -202,7 +202,7 @@ impl Site<'_> {
 
     pub(crate) fn index(&self) -> Result<()> {
         let mut ctx = self.base_context("", "Runner disks, measured", "index");
-        let groups: Vec<Value> = by_class(&self.ds.runners)
+        let mut groups: Vec<Value> = by_class(&self.ds.runners)
             .into_iter()
             .map(|(class, rs)| {
                 json!({
@@ -213,6 +213,14 @@ impl Site<'_> {
                 })
             })
             .collect();
+        if !self.ds.emulations.is_empty() {
+            groups.push(json!({
+                "class": "emulation",
+                "title": "Emulations (run --like): a disk capped like another runner",
+                "blurb": EMULATION_BLURB,
+                "rows": self.ds.emulations.iter().map(|r| self.row(r, "")).collect::<Vec<_>>(),
+            }));
+        }
         ctx.insert("groups", &groups);
         let kinds = [
             "extremes",
@@ -534,6 +542,12 @@ fn finding_title(kind: &str) -> &'static str {
         _ => "Each storage class's range",
     }
 }
+
+/// What an emulated runner's figures are, wherever its row is shown.
+const EMULATION_BLURB: &str = "Each row is a real disk measured under block-I/O caps taken from \
+     another runner's published figures (`run --like`): not a disk's own figures, kept out of the \
+     findings, the picks and the real runner's medians. A cap limits the rate and adds no latency, \
+     so one-at-a-time columns (QD1 read, sync-write) stay this disk's.";
 
 fn class_blurb(c: StorageClass) -> &'static str {
     match c {

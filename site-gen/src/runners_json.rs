@@ -27,6 +27,10 @@ pub struct RunnerEntry<'a> {
     pub class: &'static str,
     pub arch: &'a str,
     pub imported: bool,
+    /// `run --like LABEL` runs: the runner they emulate (this disk under caps, not a disk's
+    /// own figures); absent for a real runner.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub emulates: Option<&'a str>,
     pub columns: BTreeMap<&'static str, ColumnEntry<'a>>,
 }
 
@@ -42,14 +46,14 @@ pub struct ColumnEntry<'a> {
 /// The file's contents.
 pub fn runners_json(ds: &Dataset) -> RunnersFile<'_> {
     let runners = ds
-        .runners
-        .iter()
+        .all_runners()
         .map(|r| RunnerEntry {
             label: &r.label,
             slug: &r.slug,
             class: r.class.as_str(),
             arch: &r.arch,
             imported: r.imported,
+            emulates: r.emulates.as_deref(),
             columns: ColumnId::ALL
                 .into_iter()
                 .filter_map(|c| {

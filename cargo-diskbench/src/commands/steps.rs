@@ -113,10 +113,18 @@ pub fn what_if_options(
     }
     let like = match &w.like {
         Some(label) => {
-            let (_, _, caps) = engine::like::newest_record(results, label)?;
-            Some((label.clone(), caps))
+            let (record, _, caps) = engine::like::newest_record(results, label)?;
+            Some((
+                label.clone(),
+                caps,
+                steps::what_if::like_latency::OneAtATime::of(&record.tests),
+            ))
         }
         None => None,
+    };
+    let (like, like_latency) = match like {
+        Some((label, caps, latency)) => (Some((label, caps)), Some(latency)),
+        None => (None, None),
     };
     let caps_target =
         steps::what_if::preflight::preflight(dir, Path::new(engine::cgroup::CGROUP_FS))?;
@@ -125,6 +133,7 @@ pub fn what_if_options(
         cap_iops: w.cap_iops,
         cap_mib_s: w.cap_mib_s,
         like,
+        like_latency,
         caps_target,
         only: w.what_if_only.clone(),
     }))

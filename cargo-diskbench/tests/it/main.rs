@@ -25,3 +25,5 @@ mod device;
 mod ioping;
 // --provisioned IOPS,BANDWIDTH on run, fio and device.
 mod provisioned;
+// `run --like`: an emulation is its own runner, and says which latency it leaves out.
+mod like;

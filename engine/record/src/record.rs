@@ -104,6 +104,24 @@ impl Record {
     pub fn test(&self, column: ColumnId) -> Option<&TestResult> {
         self.tests.iter().find(|t| t.id == column.as_str())
     }
+
+    /// The runner this record emulates (`run --like LABEL`): its columns are this disk under
+    /// caps taken from LABEL's figures, not this disk's own.
+    pub fn emulates(&self) -> Option<&str> {
+        self.settings.like.as_ref().map(|l| l.label.as_str())
+    }
+
+    /// The runner the record's figures belong to, the one key every reader groups records by:
+    /// the runner's label, or for a `--like` record `<label> like <LABEL> (capped)`, so an
+    /// emulation is never merged into the real disk's figures (nor into LABEL's).
+    pub fn runner_name(&self) -> std::borrow::Cow<'_, str> {
+        match self.emulates() {
+            None => std::borrow::Cow::Borrowed(self.runner.label.as_str()),
+            Some(like) => {
+                std::borrow::Cow::Owned(format!("{} like {like} (capped)", self.runner.label))
+            }
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -764,6 +782,29 @@ pub struct LikeColumn {
     /// below by the real disk; caps only slow a disk down).
     pub reproducible: bool,
     pub note: String,
+    /// The one-at-a-time columns (qd1-read, sync-write): the latency a rate cap leaves out.
+    /// Absent for the other columns and in older records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<LikeLatency>,
+}
+
+/// One I/O at a time, LABEL's latency beside this disk's under the caps. A cap limits the
+/// rate and adds no round trip, so the emulation leaves out the difference. Nanoseconds;
+/// `None` where a side has no figure.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct LikeLatency {
+    /// LABEL's time per I/O: 1 / its IOPS at one I/O in flight.
+    pub target_per_io_ns: Option<f64>,
+    /// LABEL's p99 latency.
+    pub target_p99_ns: Option<f64>,
+    /// This run's time per I/O under the caps: 1 / its IOPS.
+    pub measured_per_io_ns: Option<f64>,
+    pub measured_p99_ns: Option<f64>,
+    /// target - measured per I/O: what each one-at-a-time I/O would take longer on LABEL's
+    /// disk, left out of the emulation (negative: this disk is slower, nothing left out).
+    pub left_out_per_io_ns: Option<f64>,
+    /// target - measured p99.
+    pub left_out_p99_ns: Option<f64>,
 }
 
 #[cfg(test)]

@@ -283,6 +283,26 @@ impl CapGroup {
         read_usage(&self.hierarchy, &self.dir, devices)
     }
 
+    /// What the cgroup moved on every block device its counters name (the memory condition:
+    /// any disk I/O at all, wherever the step's files were).
+    pub(crate) fn usage_all_devices(&self) -> CgroupIo {
+        let file = match self.hierarchy.version {
+            Version::V1 => "blkio.throttle.io_serviced",
+            Version::V2 => "io.stat",
+        };
+        let text = fs::read_to_string(self.dir.join(file)).unwrap_or_default();
+        let mut devices: Vec<DevNum> = Vec::new();
+        for d in text
+            .lines()
+            .filter_map(|l| DevNum::parse(l.split_whitespace().next()?))
+        {
+            if !devices.contains(&d) {
+                devices.push(d);
+            }
+        }
+        read_usage(&self.hierarchy, &self.dir, &devices)
+    }
+
     /// Undo everything and remove the cgroup. Errors are collected, not stopped at: each
     /// restore is tried.
     pub fn close(mut self) -> Result<(), String> {

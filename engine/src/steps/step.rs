@@ -71,6 +71,9 @@ pub(crate) struct Prepared {
     /// The compiler the command builds with, for steps that compile (the record's
     /// `toolchain`: week-to-week changes of the compiler are not the disk's).
     pub toolchain: Option<String>,
+    /// A cargo step's target folder outside its work folder (a user step running cargo):
+    /// the memory condition puts `CARGO_TARGET_DIR` on memory, seeded from it.
+    pub cargo_target: Option<std::path::PathBuf>,
 }
 
 impl Prepared {
@@ -82,6 +85,7 @@ impl Prepared {
             daemon: None,
             cleanup: None,
             toolchain: None,
+            cargo_target: None,
         }
     }
 }

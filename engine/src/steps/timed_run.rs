@@ -93,9 +93,15 @@ fn run_once(
         daemon,
         cleanup,
         toolchain,
+        cargo_target,
     } = step.prepare(work)?;
     let shown = display_command(&command);
-    setup.enter(&mut command, work, daemon.as_ref().map(|d| d.commands));
+    setup.enter(
+        &mut command,
+        work,
+        daemon.as_ref().map(|d| d.commands),
+        cargo_target.as_deref(),
+    );
     let ran = launch(command, daemon.as_ref());
     let left = cleanup.and_then(|undo| undo());
     // Interrupted or failed: no result carries the cleanup's note, so it is said now.

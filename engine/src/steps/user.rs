@@ -64,7 +64,12 @@ impl Step for UserCommand {
             .arg(&self.step.run)
             .current_dir(&self.project_root)
             .env(SCRATCH_ENV, work);
-        Ok(Prepared::new(self.name(), cmd))
+        let mut run = Prepared::new(self.name(), cmd);
+        run.cargo_target = crate::steps::what_if::memory_files::cargo_target_of(
+            &self.step.run,
+            &self.project_root,
+        );
+        Ok(run)
     }
 }
 

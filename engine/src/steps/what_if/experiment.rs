@@ -38,7 +38,15 @@ pub(crate) fn run(
         conditions.push(judgement::summarise(condition.id(), caps, &runs));
     }
     let (bound, why) = judgement::judge(&baseline, &mut conditions);
-    let (notes, devices) = notes(w, step, &baseline, &conditions);
+    let (mut notes, devices) = notes(w, step, &baseline, &conditions);
+    notes.extend(super::like_latency::step_prediction_note(
+        w.like
+            .as_ref()
+            .map(|(l, _)| l.as_str())
+            .zip(w.like_latency.as_ref()),
+        &conditions,
+        ctx.yardstick.columns,
+    ));
     Ok(WhatIf {
         baseline: Some(baseline),
         conditions,
@@ -97,6 +105,7 @@ fn notes(
             ));
         }
     }
+    notes.extend(super::memory_files::residual_note(conditions));
     if let Some(missed) = judgement::caps_missed(baseline, conditions) {
         notes.push(missed.why);
     }

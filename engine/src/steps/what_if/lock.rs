@@ -35,21 +35,90 @@ pub(crate) fn one_run_at_a_time(hierarchy: &Hierarchy) -> anyhow::Result<()> {
     // SAFETY: flock on a descriptor we own; no memory is involved.
     let try_lock = |op| unsafe { libc::flock(dir.as_raw_fd(), op) };
     if try_lock(libc::LOCK_EX | libc::LOCK_NB) != 0 {
+        let proc_root = Path::new("/proc");
+        let who = holder_pid(&dir, proc_root);
         eprintln!(
-            "waiting for another cargo-diskbench --what-if/--like run on this host to finish \
-             (it holds a lock on {})",
+            "waiting for another cargo-diskbench --what-if/--like run on this host to finish: {} \
+             holds the lock on {}",
+            describe(who, proc_root),
             path.display()
         );
+        let started = std::time::Instant::now();
+        let mut told = started;
         loop {
             if try_lock(libc::LOCK_EX | libc::LOCK_NB) == 0 {
                 break;
             }
             record::cancel::check()?;
+            if told.elapsed() >= WAIT_REPORT_EVERY {
+                told = std::time::Instant::now();
+                eprintln!(
+                    "still waiting for {}: {:.0} s so far",
+                    describe(holder_pid(&dir, proc_root), proc_root),
+                    started.elapsed().as_secs_f64()
+                );
+            }
             std::thread::sleep(std::time::Duration::from_millis(100));
         }
+        eprintln!(
+            "waited {:.1} s for the other run; starting",
+            started.elapsed().as_secs_f64()
+        );
     }
     let _ = HELD.set(dir);
     Ok(())
+}
+
+/// How often a run waiting for the lock says it still waits.
+const WAIT_REPORT_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The most of a holder's command line a waiting run prints.
+const COMMAND_LINE_CHARS: usize = 160;
+
+/// The pid holding the `flock` on `dir` (0: not visible from this pid namespace), from
+/// `/proc/locks`; None when no line names it (it just ended).
+fn holder_pid(dir: &fs::File, proc_root: &Path) -> Option<u32> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = dir.metadata().ok()?;
+    let dev = meta.dev();
+    let locks = fs::read_to_string(proc_root.join("locks")).ok()?;
+    flock_holder(&locks, (libc::major(dev), libc::minor(dev)), meta.ino())
+}
+
+/// The holder as a waiting run names it: `pid 1234 (cargo-diskbench steps --what-if ...)`.
+fn describe(pid: Option<u32>, proc_root: &Path) -> String {
+    match pid {
+        None => "a run that is ending".into(),
+        Some(0) => "a run in another pid namespace (its pid is not visible here)".into(),
+        Some(pid) => match command_line(proc_root, pid) {
+            Some(cmd) => format!("pid {pid} ({cmd})"),
+            None => format!("pid {pid}"),
+        },
+    }
+}
+
+/// `/proc/PID/cmdline` made safe to print: arguments joined by spaces, control bytes (a
+/// terminal escape in an argument) dropped, cut at [`COMMAND_LINE_CHARS`] with an ellipsis.
+/// None when unreadable or empty (a zombie, a kernel thread).
+pub(crate) fn command_line(proc_root: &Path, pid: u32) -> Option<String> {
+    let raw = fs::read(proc_root.join(pid.to_string()).join("cmdline")).ok()?;
+    let text = String::from_utf8_lossy(&raw);
+    let joined: String = text
+        .split('\0')
+        .filter(|a| !a.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+        .chars()
+        .filter(|c| !c.is_control())
+        .collect();
+    if joined.is_empty() {
+        return None;
+    }
+    if joined.chars().count() > COMMAND_LINE_CHARS {
+        let cut: String = joined.chars().take(COMMAND_LINE_CHARS).collect();
+        return Some(format!("{cut}..."));
+    }
+    Some(joined)
 }
 
 /// Who holds the one-run-at-a-time lock, as a sweep of what killed runs left needs to know:
@@ -164,6 +233,33 @@ mod tests {
         assert_eq!(flock_holder(locks, (0, 0x24), 1), Some(0));
         assert_eq!(flock_holder(locks, (0, 0x23), 2), None);
         assert_eq!(flock_holder("", (0, 0x23), 1), None);
+    }
+
+    #[test]
+    fn a_holders_command_line_is_printable_and_cut() {
+        let proc_root = tempfile::tempdir().unwrap();
+        let write = |pid: u32, bytes: &[u8]| {
+            let d = proc_root.path().join(pid.to_string());
+            fs::create_dir_all(&d).unwrap();
+            fs::write(d.join("cmdline"), bytes).unwrap();
+        };
+        write(
+            7,
+            b"cargo-diskbench\0steps\0--what-if\0\x1b]0;evil\x07title\0",
+        );
+        assert_eq!(
+            command_line(proc_root.path(), 7).as_deref(),
+            Some("cargo-diskbench steps --what-if ]0;eviltitle")
+        );
+        write(8, &[b'a'; 500]);
+        let long = command_line(proc_root.path(), 8).unwrap();
+        assert_eq!(long.len(), COMMAND_LINE_CHARS + 3);
+        assert!(long.ends_with("..."));
+        write(9, b"");
+        assert_eq!(command_line(proc_root.path(), 9), None);
+        assert_eq!(describe(Some(9), proc_root.path()), "pid 9");
+        assert_eq!(command_line(proc_root.path(), 10), None);
+        assert!(describe(Some(0), proc_root.path()).contains("another pid namespace"));
     }
 
     #[test]

@@ -2,7 +2,9 @@
 //! waits on by what changed its time.
 //!
 //! The conditions (besides the normal run, which is the reference):
-//! - `memory`: the step's work folder (scratch, target, generated inputs) on a private tmpfs;
+//! - `memory`: the step's work folder (scratch, target, generated inputs), its `TMPDIR` and a
+//!   cargo step's `CARGO_TARGET_DIR` on a private tmpfs ([`memory_files`]), the run counted by
+//!   a cgroup of its own;
 //! - `iops-capped`: the device(s) under `--dir` capped in I/Os per second, bandwidth free;
 //! - `bandwidth-capped`: the same device(s) capped in bytes per second, I/Os free;
 //! - `like:<label>`: both caps taken from another runner's figures (a prediction).
@@ -25,8 +27,10 @@
 pub mod caps;
 pub(crate) mod experiment;
 pub(crate) mod judgement;
+pub mod like_latency;
 pub(crate) mod lock;
 pub(crate) mod memory;
+pub(crate) mod memory_files;
 pub mod options;
 pub(crate) mod page_cache;
 pub mod preflight;

@@ -58,6 +58,9 @@ pub struct WhatIfOptions {
     pub cap_mib_s: u64,
     /// `--like LABEL`: the label and the caps from its figures.
     pub like: Option<(String, IoCaps)>,
+    /// `--like LABEL`: its one-at-a-time latency, which the caps leave out (the prediction
+    /// says so, with an estimate).
+    pub like_latency: Option<super::like_latency::OneAtATime>,
     /// The block-I/O hierarchy, or why the capped conditions cannot run (only memory runs).
     pub caps_target: Result<CapTarget, String>,
     /// Only these conditions (ids of [`CONDITION_IDS`]); None: all.

@@ -11,6 +11,7 @@ use record::{CgroupIo, IoCaps};
 
 use super::caps::{self, CapTarget};
 use super::memory::MemoryMount;
+use super::memory_files;
 use super::options::{Condition, WhatIfOptions};
 use super::page_cache;
 use crate::cgroup::CapGroup;
@@ -23,6 +24,8 @@ pub(crate) struct Setup {
     /// The capped cgroup, its target and its caps.
     capped: Option<(CapGroup, CapTarget, IoCaps)>,
     mount: Option<MemoryMount>,
+    /// The memory condition's uncapped cgroup: what disk I/O the run still did.
+    measured: Option<CapGroup>,
     /// What was done for this run (a daemon capped), for the condition's notes.
     notes: Vec<String>,
 }
@@ -54,7 +57,29 @@ impl Setup {
         };
         match condition {
             Condition::Normal => {}
-            Condition::Memory => setup.mount = Some(MemoryMount::mount(work)?),
+            Condition::Memory => {
+                setup.mount = Some(MemoryMount::mount(work)?);
+                // The group only counts. Without a block-I/O hierarchy (--dir on tmpfs) the
+                // run is not measured.
+                if let Some(target) = what_if.and_then(|w| w.caps_target.as_ref().ok()) {
+                    let group = CapGroup::create(
+                        &target.hierarchy,
+                        &crate::cgroup::group_name(&record::random::new_id()),
+                    )?;
+                    // cgroup v1 counts a device's I/O only while some throttle rule is set on
+                    // it: a cap no step reaches (the kernel's largest I/O rate) switches the
+                    // counting on for the disks under --dir. v2's io.stat always counts.
+                    if target.hierarchy.version == crate::cgroup::Version::V1 {
+                        let never = IoCaps {
+                            riops: Some(crate::cgroup::MAX_CAP_IOPS),
+                            wiops: Some(crate::cgroup::MAX_CAP_IOPS),
+                            ..IoCaps::default()
+                        };
+                        group.set_caps(&target.devices, &never)?;
+                    }
+                    setup.measured = Some(group);
+                }
+            }
             Condition::Capped { caps, .. } => {
                 let target = what_if
                     .and_then(|w| w.caps_target.as_ref().ok())
@@ -68,10 +93,24 @@ impl Setup {
 
     /// Just before `cmd` starts: the step's files in `work` out of the page cache, `cmd` into
     /// the capped cgroup, and the processes of a local daemon (`daemon`: their command names)
-    /// under the same caps.
-    pub(crate) fn enter(&mut self, cmd: &mut Command, work: &Path, daemon: Option<&[&str]>) {
+    /// under the same caps. On memory, the step's temporary files and a cargo step's target
+    /// folder (`cargo_target`) go to the tmpfs too, and `cmd` into the counting cgroup.
+    pub(crate) fn enter(
+        &mut self,
+        cmd: &mut Command,
+        work: &Path,
+        daemon: Option<&[&str]>,
+        cargo_target: Option<&Path>,
+    ) {
         if self.cold {
             page_cache::evict_from_cache(work);
+        }
+        if self.mount.is_some() {
+            self.notes
+                .extend(memory_files::redirect(cmd, work, cargo_target));
+        }
+        if let Some(group) = &self.measured {
+            group.join_on_exec(cmd);
         }
         if let Some((group, target, caps)) = self.capped.as_mut() {
             group.join_on_exec(cmd);
@@ -91,6 +130,12 @@ impl Setup {
         };
         if let Some((group, target, _)) = self.capped.take() {
             undone.cgroup_io = Some(group.usage(&target.devices));
+            if let Err(e) = group.close() {
+                undone.left.push(e);
+            }
+        }
+        if let Some(group) = self.measured.take() {
+            undone.cgroup_io = Some(group.usage_all_devices());
             if let Err(e) = group.close() {
                 undone.left.push(e);
             }
