@@ -252,6 +252,7 @@ impl FioInvocation {
             repeat: 1,
             command_line: Some(self.command_line.clone()),
             like: None,
+            preset: None,
             provisioned: self.provisioned.clone(),
         }
     }

@@ -46,6 +46,54 @@ pub const DEFAULT_SIZE: u64 = 1 << 30;
 /// Default passes over the suite.
 pub const DEFAULT_REPEAT: u32 = 1;
 
+/// A named set of the suite's settings, recorded by name (`settings.preset`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Preset {
+    /// The published figures' harness exactly: 20 s measured after a 2 s ramp, a 2 GiB file
+    /// for each one-job column and 1 GiB per job for the four-job ones, so a figure reads
+    /// what a published row read (the same share of first writes on a new file).
+    Published,
+}
+
+/// `--preset published`: measured seconds per column.
+pub const PUBLISHED_RUNTIME_S: u64 = 20;
+/// `--preset published`: the ramp.
+pub const PUBLISHED_RAMP_S: u64 = 2;
+/// `--preset published`: the file of a one-job column.
+pub const PUBLISHED_SIZE_ONE_JOB: u64 = 2 << 30;
+/// `--preset published`: each job's file in a four-job column.
+pub const PUBLISHED_SIZE_PER_JOB_OF_MANY: u64 = 1 << 30;
+
+impl Preset {
+    pub const NAMES: [&'static str; 1] = ["published"];
+
+    pub fn parse(name: &str) -> Option<Preset> {
+        match name {
+            "published" => Some(Preset::Published),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Preset::Published => "published",
+        }
+    }
+
+    /// The suite's options under this preset, in `dir`; the rest as `base` has them.
+    pub fn apply(self, base: SuiteOptions) -> SuiteOptions {
+        match self {
+            Preset::Published => SuiteOptions {
+                runtime: Duration::from_secs(PUBLISHED_RUNTIME_S),
+                ramp: Duration::from_secs(PUBLISHED_RAMP_S),
+                size: PUBLISHED_SIZE_ONE_JOB,
+                preset: Some(self),
+                ..base
+            },
+        }
+    }
+}
+
 /// What `cargo diskbench run` asked the suite to do. Build with `..Default::default()`.
 #[derive(Clone, Debug)]
 pub struct SuiteOptions {
@@ -61,6 +109,8 @@ pub struct SuiteOptions {
     pub seed: Option<u64>,
     /// Passes over the suite; each column reports its median pass and the spread.
     pub repeat: u32,
+    /// The preset that set `runtime`, `ramp` and the sizes ([`Preset::apply`]).
+    pub preset: Option<Preset>,
 }
 
 impl Default for SuiteOptions {
@@ -74,6 +124,7 @@ impl Default for SuiteOptions {
             engine: EngineChoice::Auto,
             seed: None,
             repeat: DEFAULT_REPEAT,
+            preset: None,
         }
     }
 }
@@ -85,6 +136,17 @@ impl SuiteOptions {
             .into_iter()
             .filter(|c| self.only.as_ref().is_none_or(|o| o.contains(c)))
             .collect()
+    }
+
+    /// Each job's file size in `column`: `size`, except under `--preset published`, whose
+    /// harness gives four-job columns 1 GiB per job.
+    pub fn size_per_job(&self, column: ColumnId) -> u64 {
+        match self.preset {
+            Some(Preset::Published) if column.settings().numjobs > 1 => {
+                PUBLISHED_SIZE_PER_JOB_OF_MANY
+            }
+            _ => self.size,
+        }
     }
 
     /// Check the options (usage errors name the option), before any file is touched.
@@ -154,6 +216,7 @@ impl SuiteOptions {
             command_line: None,
             like,
             provisioned: None,
+            preset: self.preset.map(|p| p.as_str().to_string()),
         }
     }
 
@@ -163,7 +226,8 @@ impl SuiteOptions {
 }
 
 /// The job of one column, its files in `dir`: one per job, `<column>.<job index>`, each
-/// `opts.size` bytes (fio's `--size` is per job; the harness names them `{name}.$jobnum`).
+/// [`SuiteOptions::size_per_job`] bytes (fio's `--size` is per job; the harness names them
+/// `{name}.$jobnum`).
 pub fn column_job(column: ColumnId, opts: &SuiteOptions, dir: &Path) -> JobSpec {
     let settings = column.settings();
     let pattern = match settings.rw {
@@ -184,7 +248,7 @@ pub fn column_job(column: ColumnId, opts: &SuiteOptions, dir: &Path) -> JobSpec 
         // A file per job, each job over the whole of its own file in its own random order, as
         // the harness's `--numjobs 4 --filename_format={name}.$jobnum`: four jobs convert
         // four new files' blocks from unwritten, and read four files' worth of data.
-        size_per_job: opts.size,
+        size_per_job: opts.size_per_job(column),
         layout: Layout::FilePerJob {
             dir: dir.to_path_buf(),
             prefix: column.as_str().into(),
@@ -382,6 +446,54 @@ pub(crate) fn median_pass(mut runs: Vec<TestResult>) -> TestResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `--preset published` is the harness's settings: 20 s after a 2 s ramp, 2 GiB for a
+    /// one-job column's file, 1 GiB for each of a four-job column's, and the record names it.
+    #[test]
+    fn the_published_preset_is_the_harness_settings_and_is_recorded() {
+        let base = SuiteOptions {
+            size: 64 << 20,
+            runtime: Duration::from_secs(1),
+            ramp: Duration::ZERO,
+            repeat: 3,
+            ..Default::default()
+        };
+        let p = Preset::Published.apply(base.clone());
+        assert_eq!(
+            (p.runtime, p.ramp, p.repeat),
+            (Duration::from_secs(20), Duration::from_secs(2), 3)
+        );
+        let dir = Path::new("/nowhere");
+        for column in ColumnId::ALL {
+            let job = column_job(column, &p, dir);
+            let want: u64 = if column.settings().numjobs == 4 {
+                1 << 30
+            } else {
+                2 << 30
+            };
+            assert_eq!(job.size_per_job, want, "{column}");
+            assert_eq!(
+                job.termination,
+                Termination::Time {
+                    runtime: Duration::from_secs(20),
+                    ramp: Duration::from_secs(2)
+                }
+            );
+            // Without the preset every job's file is --size.
+            assert_eq!(column_job(column, &base, dir).size_per_job, 64 << 20);
+        }
+        let s = p.settings(None);
+        assert_eq!(s.preset.as_deref(), Some("published"));
+        assert_eq!((s.runtime_s, s.ramp_s, s.size), (20.0, 2.0, 2 << 30));
+        assert!(
+            s.method()
+                .unwrap()
+                .starts_with("published preset: 20 s after a 2 s ramp")
+        );
+        assert_eq!(base.settings(None).preset, None);
+        assert_eq!(Preset::parse("published"), Some(Preset::Published));
+        assert_eq!(Preset::parse("Published"), None);
+    }
 
     /// Removing the test files is a phase of its own, after the measuring and before the
     /// column's result: announced before the first file, counted file by file, and the files

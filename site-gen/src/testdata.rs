@@ -371,6 +371,7 @@ impl Fleet {
             repeat: 1,
             command_line: None,
             like: None,
+            preset: None,
             provisioned: None,
         };
         let mut record = Record::new(source, started_at, runner, storage, settings);

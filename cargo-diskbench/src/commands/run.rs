@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use engine::job::EngineChoice;
 use engine::measured::{Measured, MeasuredRun};
 use engine::suite::{
-    DEFAULT_RAMP_S, DEFAULT_REPEAT, DEFAULT_RUNTIME_S, DEFAULT_SIZE, SuiteOptions,
+    DEFAULT_RAMP_S, DEFAULT_REPEAT, DEFAULT_RUNTIME_S, DEFAULT_SIZE, Preset, SuiteOptions,
 };
 use record::error::usage;
 use record::results::{DEFAULT_RESULTS_DIR, DEFAULT_SITE_DIR};
@@ -38,6 +38,11 @@ pub struct RunArgs {
     /// Each job's test file, e.g. 512M, 2G; the four-job columns use four such files
     #[arg(long, value_name = "BYTES", default_value_t = tool_size_text(DEFAULT_SIZE))]
     pub size: String,
+    /// Named settings instead of --runtime, --ramp and --size: `published` runs the published
+    /// figures' harness exactly (20 s after a 2 s ramp, 2 GiB files, 1 GiB per job for the
+    /// four-job columns; about three times the default's time)
+    #[arg(long, value_name = "published", conflicts_with_all = ["runtime", "ramp", "size"])]
+    pub preset: Option<String>,
     /// Run the suite N times; each column reports its median run and the spread
     #[arg(long, value_name = "N", default_value_t = DEFAULT_REPEAT)]
     pub repeat: u32,
@@ -160,6 +165,15 @@ pub fn suite_options(args: &RunArgs) -> Result<SuiteOptions> {
             ))
         })?,
     };
+    let preset = match &args.preset {
+        None => None,
+        Some(name) => Some(Preset::parse(name).ok_or_else(|| {
+            usage(format!(
+                "--preset {name}: unknown preset; use {}",
+                Preset::NAMES.join(", ")
+            ))
+        })?),
+    };
     let opts = SuiteOptions {
         dir,
         only,
@@ -170,6 +184,12 @@ pub fn suite_options(args: &RunArgs) -> Result<SuiteOptions> {
         engine,
         seed: args.seed,
         repeat: args.repeat,
+        preset: None,
+    };
+    // clap refuses --preset beside --runtime, --ramp or --size.
+    let opts = match preset {
+        Some(p) => p.apply(opts),
+        None => opts,
     };
     opts.validate()?;
     Ok(opts)

@@ -325,6 +325,45 @@ pub struct Settings {
     /// `--provisioned IOPS,BANDWIDTH`: the volume's limit the figures are set beside.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provisioned: Option<Provisioned>,
+    /// `run --preset NAME`: the named settings the suite ran with ("published": the published
+    /// harness's 20 s + 2 s ramp, 2 GiB files, 1 GiB per job for four-job columns; each
+    /// test's `job.size` says its own file size).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preset: Option<String>,
+}
+
+impl Settings {
+    /// How the six columns ran, in a few words for a table: the preset by name with its
+    /// settings, else the time and file size (None for other suites: fio jobs, imports).
+    pub fn method(&self) -> Option<String> {
+        if self.suite != "standard" {
+            return None;
+        }
+        // 20 -> "20", 0.5 -> "0.50".
+        let secs = |s: f64| {
+            if s.fract() == 0.0 && s.abs() < 1e15 {
+                format!("{s:.0}")
+            } else {
+                crate::units::format_figure(s)
+            }
+        };
+        let timing = format!(
+            "{} s after a {} s ramp",
+            secs(self.runtime_s),
+            secs(self.ramp_s)
+        );
+        Some(match self.preset.as_deref() {
+            Some("published") => format!(
+                "published preset: {timing}, {} files (1 GiB per job in four-job columns)",
+                crate::size::format_bytes(self.size)
+            ),
+            Some(other) => format!("preset {other}: {timing}"),
+            None => format!(
+                "{timing}, {} files per job",
+                crate::size::format_bytes(self.size)
+            ),
+        })
+    }
 }
 
 /// What the volume is provisioned for.
