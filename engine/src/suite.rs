@@ -26,6 +26,7 @@ use crate::direct_io::{self, DirectIoAlignment};
 use crate::fileprep::{self, Fallocate};
 use crate::job::{EngineChoice, JobSpec, Layout, Pattern, SyncMode, Termination};
 use crate::run::{self, Progress, ProgressFn};
+use crate::steady_window::{Drift, SteadyRule};
 use crate::testfile::{self, OpenedFile, ScratchDir};
 use record::FilePreparation;
 use record::error;
@@ -35,7 +36,8 @@ use record::{ColumnId, Repeats, TestResult};
 /// The order the columns run in: their own order, the published harness's (module docs).
 pub(crate) const RUN_ORDER: [ColumnId; 6] = ColumnId::ALL;
 
-/// Default measured seconds per column.
+/// Measured seconds per column with `--runtime` left out but a fixed window asked for (the
+/// default window is steady: [`crate::steady_window`]).
 pub const DEFAULT_RUNTIME_S: u64 = 5;
 /// Default unmeasured warm-up per column: the published harness's 2 s. On a write column it
 /// also decides how much of the new file is already converted when measuring starts, so a
@@ -88,6 +90,7 @@ impl Preset {
                 ramp: Duration::from_secs(PUBLISHED_RAMP_S),
                 size: PUBLISHED_SIZE_ONE_JOB,
                 preset: Some(self),
+                steady: None,
                 ..base
             },
         }
@@ -111,6 +114,10 @@ pub struct SuiteOptions {
     pub repeat: u32,
     /// The preset that set `runtime`, `ramp` and the sizes ([`Preset::apply`]).
     pub preset: Option<Preset>,
+    /// Measure each column until steady by this rule (after `ramp`) instead of for
+    /// `runtime`: what `run` does without `--runtime`; None for a fixed window (`--runtime`,
+    /// a preset).
+    pub steady: Option<SteadyRule>,
 }
 
 impl Default for SuiteOptions {
@@ -125,6 +132,8 @@ impl Default for SuiteOptions {
             seed: None,
             repeat: DEFAULT_REPEAT,
             preset: None,
+            // Fixed here, as `runtime` says; `run` without --runtime asks for steady.
+            steady: None,
         }
     }
 }
@@ -207,7 +216,11 @@ impl SuiteOptions {
     pub fn settings(&self, like: Option<record::LikeSettings>) -> record::Settings {
         record::Settings {
             suite: "standard".into(),
-            runtime_s: self.runtime.as_secs_f64(),
+            // A steady window's longest.
+            runtime_s: match self.steady {
+                Some(rule) => rule.max_window.as_secs_f64(),
+                None => self.runtime.as_secs_f64(),
+            },
             ramp_s: self.ramp.as_secs_f64(),
             size: self.size,
             engine: self.engine.as_str().into(),
@@ -217,11 +230,17 @@ impl SuiteOptions {
             like,
             provisioned: None,
             preset: self.preset.map(|p| p.as_str().to_string()),
+            window: self.steady.map(|_| "steady".to_string()),
         }
     }
 
     pub(crate) fn expected_s(&self) -> f64 {
-        (self.runtime + self.ramp).as_secs_f64() * self.columns().len() as f64 * self.repeat as f64
+        // A steady column mostly ends soon after its shortest window; the ETA corrects it.
+        let measured = match self.steady {
+            Some(rule) => rule.min_window * 2,
+            None => self.runtime,
+        };
+        (measured + self.ramp).as_secs_f64() * self.columns().len() as f64 * self.repeat as f64
     }
 }
 
@@ -253,9 +272,16 @@ pub fn column_job(column: ColumnId, opts: &SuiteOptions, dir: &Path) -> JobSpec 
             dir: dir.to_path_buf(),
             prefix: column.as_str().into(),
         },
-        termination: Termination::Time {
-            runtime: opts.runtime,
-            ramp: opts.ramp,
+        termination: match opts.steady {
+            Some(rule) => Termination::Steady {
+                rule,
+                ramp: opts.ramp,
+                drift: drift_of(column, opts.size_per_job(column)),
+            },
+            None => Termination::Time {
+                runtime: opts.runtime,
+                ramp: opts.ramp,
+            },
         },
         direct: true,
         sync,
@@ -263,6 +289,16 @@ pub fn column_job(column: ColumnId, opts: &SuiteOptions, dir: &Path) -> JobSpec 
         seed: opts.seed,
         // As the published harness runs fio: each job a process.
         thread: false,
+    }
+}
+
+/// How `column`'s figure can drift underneath on the files the suite gives it (module docs):
+/// the write columns write into new, fallocated files.
+fn drift_of(column: ColumnId, file_bytes: u64) -> Drift {
+    match column {
+        ColumnId::SeqWrite | ColumnId::SyncWrite => Drift::FreshSequential { file_bytes },
+        ColumnId::RandWrite => Drift::FreshRandom { file_bytes },
+        ColumnId::SeqRead | ColumnId::RandRead | ColumnId::Qd1Read => Drift::None,
     }
 }
 
@@ -493,6 +529,67 @@ mod tests {
         assert_eq!(base.settings(None).preset, None);
         assert_eq!(Preset::parse("published"), Some(Preset::Published));
         assert_eq!(Preset::parse("Published"), None);
+    }
+
+    /// A steady column, for real (job processes, a real backend): the parent ends the
+    /// window between the shortest and the longest, the jobs count into the shared page, and
+    /// the record says how it ended, the rule and the intervals it judged.
+    #[test]
+    fn a_steady_window_ends_between_its_bounds_and_is_recorded() {
+        let dir = tempfile::tempdir().unwrap();
+        let rule = SteadyRule {
+            min_window: Duration::from_millis(1000),
+            max_window: Duration::from_millis(2500),
+            ..SteadyRule::DEFAULT
+        };
+        for column in [ColumnId::RandRead, ColumnId::SyncWrite] {
+            let opts = SuiteOptions {
+                dir: dir.path().to_path_buf(),
+                only: Some(vec![column]),
+                size: 4 << 20,
+                ramp: Duration::from_millis(200),
+                engine: EngineChoice::Psync,
+                steady: Some(rule),
+                ..Default::default()
+            };
+            let results = run_suite(&opts, &mut |_| {}).unwrap();
+            let t = &results[0];
+            let w = t
+                .window
+                .as_ref()
+                .expect("a steady column records its window");
+            assert!(w.ended == "steady" || w.ended == "max-time", "{w:?}");
+            assert_eq!(w.rule, rule.describe());
+            // The parent decides on a 50 ms tick; the jobs stop by themselves 5 s past the
+            // longest window at the latest.
+            assert!(
+                (1.0..2.5 + 5.0).contains(&t.elapsed_s),
+                "{column}: {} s",
+                t.elapsed_s
+            );
+            assert!(w.interval_iops.len() >= 2, "{column}: {w:?}");
+            let ios = t.main_direction().unwrap().ios;
+            assert!(ios > 0, "{column}");
+            if w.ended == "max-time" {
+                assert!(
+                    t.notes.iter().any(|n| n.starts_with("measured the whole")),
+                    "{column}: a window that ran to its longest says why: {:?}",
+                    t.notes
+                );
+            }
+        }
+        // A fixed window records none.
+        let opts = SuiteOptions {
+            dir: dir.path().to_path_buf(),
+            only: Some(vec![ColumnId::Qd1Read]),
+            size: 4 << 20,
+            runtime: Duration::from_millis(300),
+            ramp: Duration::ZERO,
+            engine: EngineChoice::Psync,
+            steady: None,
+            ..Default::default()
+        };
+        assert_eq!(run_suite(&opts, &mut |_| {}).unwrap()[0].window, None);
     }
 
     /// Removing the test files is a phase of its own, after the measuring and before the

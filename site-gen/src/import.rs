@@ -323,6 +323,7 @@ pub fn csv_each(
                 repeats: None,
                 file_preparation: None,
                 cache_suspect: None,
+                window: None,
             });
         }
         if rec.tests.is_empty() {
@@ -688,6 +689,7 @@ pub fn fio_record(
             repeats: None,
             file_preparation: None,
             cache_suspect: None,
+            window: None,
         });
     }
     if rec.tests.is_empty() {

@@ -7,6 +7,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use engine::job::EngineChoice;
 use engine::measured::{Measured, MeasuredRun};
+use engine::steady_window::SteadyRule;
 use engine::suite::{
     DEFAULT_RAMP_S, DEFAULT_REPEAT, DEFAULT_RUNTIME_S, DEFAULT_SIZE, Preset, SuiteOptions,
 };
@@ -27,10 +28,10 @@ pub struct RunArgs {
     /// sync-write
     #[arg(long, value_name = "IDS")]
     pub only: Option<String>,
-    /// Measured seconds per column, 0.1 to 3600
-    #[arg(long, value_name = "SECS", allow_negative_numbers = true, value_parser = runtime_secs,
-          default_value_t = DEFAULT_RUNTIME_S as f64)]
-    pub runtime: f64,
+    /// Measured seconds per column, 0.1 to 3600: a fixed window. Without it each column
+    /// measures until its figure is steady by the stated rule, at most 20 s
+    #[arg(long, value_name = "SECS", allow_negative_numbers = true, value_parser = runtime_secs)]
+    pub runtime: Option<f64>,
     /// Unmeasured warm-up seconds before each column, 0 to 3600
     #[arg(long, value_name = "SECS", allow_negative_numbers = true, value_parser = ramp_secs,
           default_value_t = DEFAULT_RAMP_S as f64)]
@@ -178,13 +179,18 @@ pub fn suite_options(args: &RunArgs) -> Result<SuiteOptions> {
         dir,
         only,
         // Both checked by their parsers (runtime_secs, ramp_secs).
-        runtime: Duration::from_secs_f64(args.runtime),
+        runtime: Duration::from_secs_f64(args.runtime.unwrap_or(DEFAULT_RUNTIME_S as f64)),
         ramp: Duration::from_secs_f64(args.ramp),
         size,
         engine,
         seed: args.seed,
         repeat: args.repeat,
         preset: None,
+        // A window of its own asked for: fixed; otherwise the figure decides.
+        steady: match args.runtime {
+            Some(_) => None,
+            None => Some(SteadyRule::DEFAULT),
+        },
     };
     // clap refuses --preset beside --runtime, --ramp or --size.
     let opts = match preset {

@@ -330,6 +330,10 @@ pub struct Settings {
     /// test's `job.size` says its own file size).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preset: Option<String>,
+    /// "steady": each column measured until its figure was steady by a rule, at most
+    /// `runtime_s` (each test's `window` says how it ended); absent: a fixed `runtime_s`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<String>,
 }
 
 impl Settings {
@@ -347,11 +351,18 @@ impl Settings {
                 crate::units::format_figure(s)
             }
         };
-        let timing = format!(
-            "{} s after a {} s ramp",
-            secs(self.runtime_s),
-            secs(self.ramp_s)
-        );
+        let timing = match self.window.as_deref() {
+            Some("steady") => format!(
+                "until steady (at most {} s) after a {} s ramp",
+                secs(self.runtime_s),
+                secs(self.ramp_s)
+            ),
+            _ => format!(
+                "{} s after a {} s ramp",
+                secs(self.runtime_s),
+                secs(self.ramp_s)
+            ),
+        };
         Some(match self.preset.as_deref() {
             Some("published") => format!(
                 "published preset: {timing}, {} files (1 GiB per job in four-job columns)",
@@ -405,6 +416,25 @@ pub struct TestResult {
     /// deliver, so a cache served it: the reason, with the figures (see `engine::ceiling`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_suspect: Option<String>,
+    /// A window that ended by a rule rather than after a fixed `--runtime` (the standard
+    /// suite's default); absent for a fixed window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<MeasuredWindow>,
+}
+
+/// How a column's measured window ended, when a rule ended it.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct MeasuredWindow {
+    /// "steady": the rule was met; "max-time": the longest window passed first, or the
+    /// column's figure could drift underneath (first writes into a new file turning into
+    /// overwrites) and it measured the whole window.
+    pub ended: String,
+    /// The rule, in one sentence with its figures.
+    pub rule: String,
+    /// I/Os per second of each whole 0.5 s interval the rule judged, in order (all jobs
+    /// together): what any other rule would have seen.
+    #[serde(default)]
+    pub interval_iops: Vec<f64>,
 }
 
 impl TestResult {
