@@ -55,6 +55,7 @@
 #   --engine-args "--preset published" or "--engine libaio". The script gives it --dir, --only,
 #   --no-steps, --no-site, --quiet, --results, --json (and, without --against, --size,
 #   --runtime, --ramp): those are refused here, as the engine refuses an option given twice.
+#   The words are checked with the engine's `run WORDS --help` before anything runs.
 #   --fio-vs-fio: the engine's slot runs fio too, the same way (suite and fio modes): an A/A
 #   run, whose ratios show how far this machine moves a figure between two runs of one tool.
 #   A tolerance tighter than that spread cannot be checked here with this many pairs. In
@@ -163,6 +164,13 @@ if [ -z "$bin" ]; then
     bin=$repo/target/release/cargo-diskbench
 fi
 
+# A word the engine does not take would stop the run only after fio's first run of the first
+# column (2 GiB written and 22 s measured at the published settings): `run WORDS --help` parses
+# them and touches nothing.
+if [ ${#engine_words[@]} -gt 0 ] && ! refusal=$("$bin" run "${engine_words[@]}" --help 2>&1 >/dev/null); then
+    echo "vs-fio.sh: --engine-args \"$engine_args\": this engine ($bin) refuses it: ${refusal%%$'\n'*}" >&2
+    exit 2
+fi
 work=$(mktemp -d "$dir/.vs-fio.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM
