@@ -1,22 +1,37 @@
 #!/usr/bin/env bash
-# cargo-diskbench against fio, run the way published figures are made, in alternating pairs.
+# cargo-diskbench against fio, run the way published figures are made, in pairs of runs whose
+# order alternates or rotates.
 #
 # Modes:
 #   suite (default)  Each column as the standard suite runs it (`cargo diskbench run --only
-#                    COLUMN`, default settings: every column makes, prepares and removes its
-#                    own files, so a column run alone is the column as the suite runs it)
-#                    against fio run exactly as the public harness runs that column: libaio,
-#                    O_DIRECT, time-based after a 2 s ramp, one file per job
+#                    COLUMN`: every column makes, prepares and removes its own files, so a
+#                    column run alone is the column as the suite runs it) against fio run
+#                    exactly as the public harness runs that column: libaio, O_DIRECT,
+#                    time-based after a 2 s ramp, one file per job
 #                    (--filename_format={name}.$jobnum) removed after the test; a read test's
 #                    files written first by a separate fio job (--fallocate=none
 #                    --refill_buffers=1 --end_fsync=1), a write test's created and fallocated
-#                    by fio itself. Only the file size differs: --size per job file for both
-#                    (the harness uses 2 GiB for one job, 1 GiB per job for four).
-#                    Per pair and column: the two runs back to back, fio first in odd pairs,
-#                    the engine first in even ones, the columns in the suite's order; pairing
-#                    per column keeps the two runs about 10 s apart, so the host's drift hits
-#                    both alike. Per column: medians of the engine's figure, fio's, their
-#                    ratio and CPU per I/O.
+#                    by fio itself.
+#                    Settings: without --against, both tools get --runtime, --size (per job
+#                    file) and the 2 s ramp. With --against published, fio runs at the
+#                    harness's published settings whatever the engine runs (20 s + 2 s ramp,
+#                    2 GiB files for the one-job columns, 1 GiB per job for rand-read and
+#                    rand-write; --runtime and --size are refused) and the engine runs with its
+#                    own defaults plus --engine-args.
+#                    Per pair and column: fio twice (fio-A, then fio-B) and the engine once,
+#                    the engine's place rotated over the pairs (pair 1: fio-A engine fio-B,
+#                    pair 2: engine fio-A fio-B, pair 3: fio-A fio-B engine, and again), the
+#                    columns in the suite's order; runs of one column follow each other, so
+#                    the host's drift hits both tools alike. Per column: medians of the
+#                    engine's figure and of fio's (all its runs); the ratio (engine / the
+#                    median of the pair's two fio runs, median over pairs) and its range over
+#                    the pairs; fio's A/A band (the range of fio-A / fio-B over the same
+#                    pairs); the tolerance (the wider of that band and 0.90-1.10) and a
+#                    verdict, `within` or `outside`, of the median ratio against it; then CPU
+#                    per I/O (medians, and their ratio), each tool's spread over the pairs
+#                    ((max - min) / median of the headline; fio's over both its runs) and the
+#                    median wall time of one column run (the tool's whole command, files made,
+#                    prepared, measured and removed), with their sum over the columns.
 #   fio              Tutorial command lines through `cargo diskbench fio` and through fio, each
 #                    on a file neither has seen (removed before every run), alternating pairs:
 #                    medians of IOPS and p99 (fio with --lat_percentiles=1: issue to
@@ -31,12 +46,20 @@
 #
 # usage: bench/vs-fio.sh [suite|fio|prep|qd1] [--dir DIR] [--runtime S] [--pairs N] [--size SIZE]
 #                        [--only COLUMNS|LINES] [--settle S] [--fio-vs-fio] [--fio-extra OPTS]
-#                        [--bin PATH]
+#                        [--against published] [--engine-args WORDS] [--bin PATH]
+#   defaults: --dir the current folder, --runtime 5, --pairs 3, --size 1g, all columns/lines.
 #   --only: suite mode, column ids; fio mode, line ids (write, randwrite-fdatasync, randrw,
 #   read, randread-2x16-libaio, randread-2x16-psync).
+#   --against published (suite mode): fio at the public harness's settings (above).
+#   --engine-args WORDS (suite mode): more words for the engine's `run`, split on spaces, e.g.
+#   --engine-args "--preset published" or "--engine libaio". The script gives it --dir, --only,
+#   --no-steps, --no-site, --quiet, --results, --json (and, without --against, --size,
+#   --runtime, --ramp): those are refused here, as the engine refuses an option given twice.
+#   The words are checked with the engine's `run WORDS --help` before anything runs.
 #   --fio-vs-fio: the engine's slot runs fio too, the same way (suite and fio modes): an A/A
 #   run, whose ratios show how far this machine moves a figure between two runs of one tool.
-#   A tolerance tighter than that spread cannot be checked here with this many pairs.
+#   A tolerance tighter than that spread cannot be checked here with this many pairs. In
+#   suite mode the table's A/A band already shows it; there the flag makes a third fio run.
 #   --fio-extra OPTS: more options for fio's measured runs (suite and fio modes), e.g.
 #   --fio-extra --thread to run fio's jobs as threads (the engine's run as processes, as
 #   fio's do by default).
@@ -45,6 +68,11 @@
 #   reporting): a write column there runs at the speed of the host's page faults unless the
 #   previous run freed its memory a moment ago, so back-to-back runs compare the order, not
 #   the tools. 10 s lets the guest hand all of it back before either tool starts.
+# For testing this script only (the table then says the settings are NOT the published ones):
+#   VS_FIO_PUBLISHED_RUNTIME=S, VS_FIO_PUBLISHED_SIZE_1JOB=SIZE, VS_FIO_PUBLISHED_SIZE_4JOB=SIZE
+#   replace --against published's 20 s, 2g and 1g, e.g. VS_FIO_PUBLISHED_RUNTIME=1
+#   VS_FIO_PUBLISHED_SIZE_1JOB=64m VS_FIO_PUBLISHED_SIZE_4JOB=32m with --engine-args
+#   "--runtime 1 --size 64m" for a run of a minute or two.
 # needs: fio, jq, cc (qd1); builds the release binary unless --bin is given.
 # The load average is printed with every pair: on a busy machine say so beside the figures.
 set -euo pipefail
@@ -61,25 +89,70 @@ settle=0
 aa=0
 fio_extra=
 bin=
+against=
+engine_args=
+runtime_given=0
+size_given=0
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
     case $1 in
         --dir) dir=$2; shift 2 ;;
-        --runtime) runtime=$2; shift 2 ;;
+        --runtime) runtime=$2; runtime_given=1; shift 2 ;;
         --pairs) pairs=$2; shift 2 ;;
-        --size) size=$2; shift 2 ;;
+        --size) size=$2; size_given=1; shift 2 ;;
         --only) only=$2; shift 2 ;;
         --settle) settle=$2; shift 2 ;;
         --fio-vs-fio) aa=1; shift ;;
         --fio-extra) fio_extra=$2; shift 2 ;;
         --bin) bin=$2; shift 2 ;;
+        --against) against=$2; shift 2 ;;
+        --engine-args) engine_args=$2; shift 2 ;;
         -h|--help) usage; exit 0 ;;
         *) echo "vs-fio.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
 done
 case $pairs in ''|*[!0-9]*|0) echo "vs-fio.sh: --pairs needs a whole number >= 1" >&2; exit 2 ;; esac
 case $settle in ''|*[!0-9]*) echo "vs-fio.sh: --settle needs a whole number of seconds >= 0" >&2; exit 2 ;; esac
+case $against in
+    ''|published) ;;
+    *) echo "vs-fio.sh: --against $against: the only settings known are 'published' (the public harness's)" >&2; exit 2 ;;
+esac
+if [ "$mode" != suite ] && { [ -n "$against" ] || [ -n "$engine_args" ]; }; then
+    echo "vs-fio.sh: --against and --engine-args are for suite mode only" >&2; exit 2
+fi
+# The public harness's settings for fio (bin/hw-bench.py). The VS_FIO_PUBLISHED_* variables
+# exist only to test this script at tiny settings; a table made with them says so.
+pub_runtime=${VS_FIO_PUBLISHED_RUNTIME:-20}
+pub_size_1job=${VS_FIO_PUBLISHED_SIZE_1JOB:-2g}
+pub_size_4job=${VS_FIO_PUBLISHED_SIZE_4JOB:-1g}
+pub_overridden=
+for v in VS_FIO_PUBLISHED_RUNTIME VS_FIO_PUBLISHED_SIZE_1JOB VS_FIO_PUBLISHED_SIZE_4JOB; do
+    [ -z "${!v:-}" ] || pub_overridden="$pub_overridden $v=${!v}"
+done
+if [ "$against" = published ]; then
+    # Only fio's settings are fixed; the engine keeps its own defaults unless --engine-args
+    # changes them, so a --runtime or --size here would say nothing about either tool.
+    if [ "$runtime_given" = 1 ] || [ "$size_given" = 1 ]; then
+        echo "vs-fio.sh: --against published fixes fio's runtime and size; give the engine's through --engine-args (e.g. --engine-args \"--runtime 20 --size 2G\")" >&2; exit 2
+    fi
+    case $pub_runtime in ''|*[!0-9]*|0) echo "vs-fio.sh: VS_FIO_PUBLISHED_RUNTIME needs a whole number of seconds >= 1" >&2; exit 2 ;; esac
+    for v in "$pub_size_1job" "$pub_size_4job"; do
+        [[ $v =~ ^[0-9]+[kKmMgG]?$ ]] || { echo "vs-fio.sh: published size $v: give a number with k, m or g (VS_FIO_PUBLISHED_SIZE_*)" >&2; exit 2; }
+    done
+fi
+read -r -a engine_words <<<"$engine_args"
+# The engine refuses an option given twice: refuse here, before any file is touched, the ones
+# this script always gives it, and without --against the settings both tools take from it.
+for w in "${engine_words[@]}"; do
+    case ${w%%=*} in
+        --dir|--only|--no-steps|--no-site|--quiet|-q|--results|--json)
+            echo "vs-fio.sh: --engine-args $w: the script gives the engine ${w%%=*} itself" >&2; exit 2 ;;
+        --size|--runtime|--ramp)
+            [ "$against" = published ] || {
+                echo "vs-fio.sh: --engine-args $w: without --against both tools take ${w%%=*} from the script's own option (or use --against published)" >&2; exit 2; } ;;
+    esac
+done
 for tool in fio jq; do
     command -v "$tool" >/dev/null || { echo "vs-fio.sh: $tool is needed (apt-get install $tool)" >&2; exit 2; }
 done
@@ -91,6 +164,13 @@ if [ -z "$bin" ]; then
     bin=$repo/target/release/cargo-diskbench
 fi
 
+# A word the engine does not take would stop the run only after fio's first run of the first
+# column (2 GiB written and 22 s measured at the published settings): `run WORDS --help` parses
+# them and touches nothing.
+if [ ${#engine_words[@]} -gt 0 ] && ! refusal=$("$bin" run "${engine_words[@]}" --help 2>&1 >/dev/null); then
+    echo "vs-fio.sh: --engine-args \"$engine_args\": this engine ($bin) refuses it: ${refusal%%$'\n'*}" >&2
+    exit 2
+fi
 work=$(mktemp -d "$dir/.vs-fio.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM
@@ -134,65 +214,157 @@ ours_figures() { # json test-index-or-id headline
         | "\($fig) \($ios) \($t.cpu.user_s + $t.cpu.sys_s) \($t.engine.used) \($t.file_preparation.method // "-")"' "$1" | head -1
 }
 
+# fio's file size per job and measured seconds for a column: the script's --size and --runtime,
+# or with --against published the harness's (2 GiB for one job, 1 GiB per job for four).
+fio_settings() { # column -> "size runtime"
+    if [ "$against" != published ]; then echo "$size $runtime"; return; fi
+    case $(column_opts "$1") in
+        *--numjobs=4*) echo "$pub_size_4job $pub_runtime" ;;
+        *) echo "$pub_size_1job $pub_runtime" ;;
+    esac
+}
+
 # One column the way the public harness runs it (bin/hw-bench.py: fio()), in $work/fio.
-fio_harness_column() { # column
-    local col=$1 jobs reads=0 read_only=()
+fio_harness_column() { # column size runtime
+    local col=$1 fsize=$2 fruntime=$3 jobs reads=0 read_only=()
     jobs=$(column_opts "$col" | sed 's/.*--numjobs=\([0-9]*\).*/\1/')
     case $col in *-read) reads=1 ;; esac
     rm -rf "$work/fio"; mkdir -p "$work/fio"
     if [ $reads = 1 ]; then
         fio --name="$col-prep" --directory="$work/fio" --ioengine=libaio --direct=1 --bs=1M \
-            --iodepth=32 --size="$size" --numjobs="$jobs" --rw=write --fallocate=none \
+            --iodepth=32 --size="$fsize" --numjobs="$jobs" --rw=write --fallocate=none \
             --refill_buffers=1 --end_fsync=1 --filename_format="$col.\$jobnum" --output=/dev/null
         read_only=(--allow_file_create=0 --readonly)
     fi
     # shellcheck disable=SC2046,SC2086 # options split into words on purpose
     fio --name="$col" --directory="$work/fio" --ioengine=libaio --direct=1 $(column_opts "$col") \
-        --size="$size" --time_based --runtime="$runtime" --ramp_time="$ramp" --group_reporting=1 \
+        --size="$fsize" --time_based --runtime="$fruntime" --ramp_time="$ramp" --group_reporting=1 \
         --filename_format="$col.\$jobnum" "${read_only[@]}" $fio_extra --output-format=json --output="$work/fio.json" >/dev/null
     rm -rf "$work/fio"
 }
 
+now_s() { date +%s.%N; }
+
+# One run of a column by fio, appended to $work/$2.$1 as "headline ios cpu_s load wall_s".
+suite_fio_run() { # column fio-A|fio-B|ours (the engine's slot in an A/A run)
+    local col=$1 out=$work/$2.$1 t0 t1 fsize fruntime
+    read -r fsize fruntime <<<"$(fio_settings "$col")"
+    t0=$(now_s)
+    fio_harness_column "$col" "$fsize" "$fruntime"
+    t1=$(now_s)
+    local figs; figs=$(fio_figures "$work/fio.json" "$(headline_of "$col")")
+    if [ "$2" = ours ]; then figs="$figs fio -"; fi # the engine's fields: used, file preparation
+    echo "$figs $(load | cut -d' ' -f1) $(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}')" >>"$out"
+}
+
+# One run of a column by the engine, appended to $work/ours.$1 as
+# "headline ios cpu_s used file-preparation load wall_s".
+suite_engine_run() { # column
+    local col=$1 t0 t1 settings=()
+    # With --against published the engine keeps its own defaults (plus --engine-args).
+    [ "$against" = published ] || settings=(--size "$size" --runtime "$runtime" --ramp "$ramp")
+    rm -rf "$work/results"
+    t0=$(now_s)
+    "$bin" run --dir "$work" "${settings[@]}" --only "$col" --no-steps --no-site --quiet \
+        --results "$work/results" --json "$work/ours.json" "${engine_words[@]}" >/dev/null 2>"$work/ours.err" \
+        || { echo "vs-fio.sh: the engine failed on $col:" >&2; cat "$work/ours.err" >&2; exit 1; }
+    t1=$(now_s)
+    echo "$(ours_figures "$work/ours.json" "$col" "$(headline_of "$col")") $(load | cut -d' ' -f1) $(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}')" >>"$work/ours.$col"
+}
+
+# The numbers in field $2 of file $1, one a line.
+field() { awk -v c="$2" '{print $c}' "$1"; }
+# min-max of the numbers on stdin.
+range_of() { sort -g | awk 'NR == 1 {lo = $1} {hi = $1} END {printf "%.2f-%.2f", lo, hi}'; }
+# (max - min) / median of the numbers on stdin, in percent.
+spread_pct() {
+    sort -g | awk '{v[NR] = $1} END {
+        m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+        printf "%.1f%%", (m > 0 ? (v[NR] - v[1]) / m * 100 : 0) }'
+}
+
 suite_mode() {
     IFS=, read -r -a columns <<<"${only:-seq-read,seq-write,rand-read,rand-write,qd1-read,sync-write}"
-    for col in "${columns[@]}"; do column_opts "$col" >/dev/null; : >"$work/ours.$col" ; : >"$work/fio.$col"; done
-    echo "suite columns vs fio (the harness's way) in $dir: ${runtime}s + ${ramp}s ramp, size $size per job file, $pairs alternating pairs per column, ${settle}s settle before each run" >&2
+    for col in "${columns[@]}"; do
+        column_opts "$col" >/dev/null
+        for who in ours fio-A fio-B; do : >"$work/$who.$col"; done
+    done
+    local fio_desc eng_desc
+    if [ "$against" = published ]; then
+        fio_desc="fio at the published settings: ${pub_runtime}s + ${ramp}s ramp, $pub_size_1job per file for one job, $pub_size_4job per job for four"
+        [ -z "$pub_overridden" ] || fio_desc="$fio_desc (NOT the published settings: test overrides$pub_overridden)"
+        eng_desc="engine: run --only COLUMN with its own defaults${engine_args:+ and $engine_args}"
+    else
+        fio_desc="both tools ${runtime}s + ${ramp}s ramp, size $size per job file"
+        eng_desc="engine: run --only COLUMN --size $size --runtime $runtime --ramp $ramp${engine_args:+ $engine_args}"
+    fi
+    [ "$aa" = 0 ] || eng_desc="the engine's slot: fio a third time, the same way (--fio-vs-fio)"
+    echo "suite columns vs fio (the harness's way) in $dir: $fio_desc; $eng_desc; $pairs rotated pairs per column (fio twice, the engine once), ${settle}s settle before each run" >&2
     for ((p = 1; p <= pairs; p++)); do
-        order="fio ours"; [ $((p % 2)) -eq 0 ] && order="ours fio"
-        echo "  pair $p: $order (load $(load))" >&2
+        # The engine's place rotates over the pairs; fio-A is the earlier of fio's two runs.
+        case $((p % 3)) in
+            1) order="fio-A ours fio-B" ;;
+            2) order="ours fio-A fio-B" ;;
+            0) order="fio-A fio-B ours" ;;
+        esac
+        echo "  pair $p: ${order//ours/$(subject engine)} (load $(load))" >&2
         for col in "${columns[@]}"; do
             for who in $order; do
                 settle_before_run
-                if [ "$who" = fio ]; then
-                    fio_harness_column "$col"
-                    echo "$(fio_figures "$work/fio.json" "$(headline_of "$col")") $(load | cut -d' ' -f1)" >>"$work/fio.$col"
-                elif [ "$aa" = 1 ]; then
-                    fio_harness_column "$col"
-                    echo "$(fio_figures "$work/fio.json" "$(headline_of "$col")") fio - $(load | cut -d' ' -f1)" >>"$work/ours.$col"
+                if [ "$who" != ours ] || [ "$aa" = 1 ]; then
+                    suite_fio_run "$col" "$who"
                 else
-                    rm -rf "$work/results"
-                    "$bin" run --dir "$work" --size "$size" --runtime "$runtime" --ramp "$ramp" \
-                        --only "$col" --no-steps --no-site --quiet --results "$work/results" \
-                        --json "$work/ours.json" >/dev/null 2>"$work/ours.err" \
-                        || { cat "$work/ours.err" >&2; exit 1; }
-                    echo "$(ours_figures "$work/ours.json" "$col" "$(headline_of "$col")") $(load | cut -d' ' -f1)" >>"$work/ours.$col"
+                    suite_engine_run "$col"
                 fi
             done
         done
     done
-    printf '\n%s\n' "$(subject "engine columns") vs fio run the harness's way, $dir ($(findmnt -no FSTYPE -T "$dir" | head -1)), ${runtime}s + ${ramp}s ramp, size $size per job file, median of $pairs alternating pairs, ${settle}s settle before each run${fio_extra:+, fio given $fio_extra}"
-    printf '%-11s %-6s %12s %12s %7s %13s %11s %11s  %-9s %s\n' column unit engine fio ratio "pair ratios" "cpu/io eng" "cpu/io fio" engine "file (engine)"
+    suite_report
+}
+
+# The tables: figures and verdict, then cost (CPU per I/O), stability and wall time.
+suite_report() {
+    local eng; eng=$(subject engine)
+    printf '\n%s\n' "$(subject "engine columns") vs fio run the harness's way, $dir ($(findmnt -no FSTYPE -T "$dir" | head -1)), median of $pairs rotated pairs, ${settle}s settle before each run${fio_extra:+, fio given $fio_extra}"
+    printf '%s\n%s\n' "  $fio_desc" "  $eng_desc"
+    printf '%s\n' "  ratio: $eng / the median (mean) of the pair's two fio runs, median over pairs; fio A/A: fio-A / fio-B per pair; tolerance: the wider of the A/A band and 0.90-1.10; verdict on the median ratio"
+    printf '%-11s %-6s %12s %12s %7s %11s %11s %11s  %s\n' column unit "$eng" fio ratio "pair ratios" "fio A/A" tolerance verdict
     for col in "${columns[@]}"; do
-        # ours: fig ios cpu used prep load | fio: fig ios cpu load
-        paste -d' ' "$work/ours.$col" "$work/fio.$col" | awk '{
-            print $1, $7, ($7 > 0 ? $1 / $7 : 0), ($2 > 0 ? $3 / $2 * 1e6 : 0), ($8 > 0 ? $9 / $8 * 1e6 : 0), $4, $5, $6, $10 }' >"$work/pairs.txt"
-        m() { awk -v c="$1" '{print $c}' "$work/pairs.txt" | median; }
-        unit=IOPS; [ "$(headline_of "$col")" = mib_s ] && unit=MiB/s
-        range=$(awk '{print $3}' "$work/pairs.txt" | sort -g | awk 'NR == 1 {lo = $1} {hi = $1} END {printf "%.2f-%.2f", lo, hi}')
-        printf '%-11s %-6s %12.1f %12.1f %7.3f %13s %9.2fus %9.2fus  %-9s %s\n' "$col" "$unit" "$(m 1)" "$(m 2)" "$(m 3)" "$range" "$(m 4)" "$(m 5)" \
-            "$(awk '{print $6}' "$work/pairs.txt" | sort -u | paste -sd/)" "$(awk '{print $7}' "$work/pairs.txt" | sort -u | paste -sd/)"
-        awk -v c="$col" '{printf "    %s pair %d: engine %.1f  fio %.1f  ratio %.3f  (load %s / %s)\n", c, NR, $1, $2, $3, $8, $9}' "$work/pairs.txt" >&2
+        # ours: fig ios cpu used prep load wall | fio-A, fio-B: fig ios cpu load wall
+        # -> eng fioA fioB ratio A/B cpu/io(eng A B) used prep load(eng A B) wall(eng A B)
+        paste -d' ' "$work/ours.$col" "$work/fio-A.$col" "$work/fio-B.$col" | awk '{
+            fio = ($8 + $13) / 2
+            print $1, $8, $13, (fio > 0 ? $1 / fio : 0), ($13 > 0 ? $8 / $13 : 0),
+                ($2 > 0 ? $3 / $2 * 1e6 : 0), ($9 > 0 ? $10 / $9 * 1e6 : 0), ($14 > 0 ? $15 / $14 * 1e6 : 0),
+                $4, $5, $6, $11, $16, $7, $12, $17 }' >"$work/pairs.$col"
+        local pf=$work/pairs.$col unit=IOPS ratio band tol verdict
+        [ "$(headline_of "$col")" = mib_s ] && unit=MiB/s
+        ratio=$(field "$pf" 4 | median)
+        band=$(field "$pf" 5 | range_of)
+        tol=$(awk -v b="$band" 'BEGIN {split(b, r, "-"); lo = r[1] < 0.90 ? r[1] : 0.90; hi = r[2] > 1.10 ? r[2] : 1.10; printf "%.2f-%.2f", lo, hi}')
+        verdict=$(awk -v t="$tol" -v x="$ratio" 'BEGIN {split(t, r, "-"); print (x >= r[1] && x <= r[2]) ? "within" : "outside"}')
+        printf '%-11s %-6s %12.1f %12.1f %7.3f %11s %11s %11s  %s\n' "$col" "$unit" "$(field "$pf" 1 | median)" \
+            "$( { field "$pf" 2; field "$pf" 3; } | median)" "$ratio" "$(field "$pf" 4 | range_of)" "$band" "$tol" "$verdict"
+        awk -v c="$col" -v e="$eng" '{printf "    %s pair %d: %s %.1f  fio-A %.1f  fio-B %.1f  ratio %.3f  A/B %.3f  wall %.1f/%.1f/%.1fs  (load %s / %s / %s)\n",
+            c, NR, e, $1, $2, $3, $4, $5, $14, $15, $16, $11, $12, $13}' "$pf" >&2
     done
+    printf '\n%-11s %11s %11s %7s %11s %11s %10s %10s  %-9s %s\n' column "cpu/io eng" "cpu/io fio" ratio "spread eng" "spread fio" "wall eng" "wall fio" engine "file (engine)"
+    local wall_eng_total=0 wall_fio_total=0
+    for col in "${columns[@]}"; do
+        local pf=$work/pairs.$col cpu_eng cpu_fio wall_eng wall_fio
+        cpu_eng=$(field "$pf" 6 | median)
+        cpu_fio=$( { field "$pf" 7; field "$pf" 8; } | median)
+        wall_eng=$(field "$pf" 14 | median)
+        wall_fio=$( { field "$pf" 15; field "$pf" 16; } | median)
+        wall_eng_total=$(awk -v a="$wall_eng_total" -v b="$wall_eng" 'BEGIN {print a + b}')
+        wall_fio_total=$(awk -v a="$wall_fio_total" -v b="$wall_fio" 'BEGIN {print a + b}')
+        printf '%-11s %9.2fus %9.2fus %7.3f %11s %11s %9.1fs %9.1fs  %-9s %s\n' "$col" "$cpu_eng" "$cpu_fio" \
+            "$(awk -v a="$cpu_eng" -v b="$cpu_fio" 'BEGIN {print (b > 0 ? a / b : 0)}')" \
+            "$(field "$pf" 1 | spread_pct)" "$( { field "$pf" 2; field "$pf" 3; } | spread_pct)" "$wall_eng" "$wall_fio" \
+            "$(field "$pf" 9 | sort -u | paste -sd/)" "$(field "$pf" 10 | sort -u | paste -sd/)"
+    done
+    printf '%-11s %11s %11s %7s %11s %11s %9.1fs %9.1fs\n' total "" "" "" "" "" "$wall_eng_total" "$wall_fio_total"
+    printf '%s\n' "  spread: (max - min) / median of the headline over the pairs (fio: over both its runs per pair); wall: median seconds of one column run (files made, prepared, measured, removed), total: their sum"
 }
 
 # Tutorial lines: id | options (the file and the time are added).

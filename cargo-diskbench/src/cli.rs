@@ -105,7 +105,6 @@ mod tests {
             ]
         };
         let mut cases = vec![
-            ("run", "runtime", suite::DEFAULT_RUNTIME_S.to_string()),
             ("run", "ramp", suite::DEFAULT_RAMP_S.to_string()),
             (
                 "run",

@@ -526,10 +526,11 @@ pub fn provisioned_shares(record: &record::Record) -> String {
 
 /// The end-of-run table: one row per column, then the fallbacks and notes.
 pub fn table(tests: &[TestResult]) -> String {
-    let mut rows: Vec<[String; 5]> = vec![[
+    let mut rows: Vec<[String; 6]> = vec![[
         "column".into(),
         "headline".into(),
         "p99".into(),
+        "measured".into(),
         "engine".into(),
         "spread".into(),
     ]];
@@ -553,15 +554,21 @@ pub fn table(tests: &[TestResult]) -> String {
                 format!("{:.1}% over {} ({verdict})", r.spread_pct, r.runs)
             })
             .unwrap_or_else(|| "-".into());
+        // The time measured, and how a rule ended it (steady / max-time).
+        let measured = match &t.window {
+            Some(w) => format!("{} {}", record::units::format_s(t.elapsed_s), w.ended),
+            None => record::units::format_s(t.elapsed_s),
+        };
         rows.push([
             t.id.clone(),
             headline(t),
             t.p99_ns().map(latency).unwrap_or_else(|| "-".into()),
+            measured,
             engine,
             spread,
         ]);
     }
-    let mut widths = [0usize; 5];
+    let mut widths = [0usize; 6];
     for r in &rows {
         for (w, c) in widths.iter_mut().zip(r) {
             *w = (*w).max(c.chars().count());

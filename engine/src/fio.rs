@@ -238,6 +238,9 @@ impl FioInvocation {
     pub fn settings(&self) -> record::Settings {
         let (runtime_s, ramp_s) = match self.job.termination {
             Termination::Time { runtime, ramp } => (runtime.as_secs_f64(), ramp.as_secs_f64()),
+            Termination::Steady { rule, ramp, .. } => {
+                (rule.max_window.as_secs_f64(), ramp.as_secs_f64())
+            }
             Termination::Size { runtime_cap } => {
                 (runtime_cap.map(|r| r.as_secs_f64()).unwrap_or(0.0), 0.0)
             }
@@ -252,6 +255,8 @@ impl FioInvocation {
             repeat: 1,
             command_line: Some(self.command_line.clone()),
             like: None,
+            preset: None,
+            window: None,
             provisioned: self.provisioned.clone(),
         }
     }

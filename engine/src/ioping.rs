@@ -609,6 +609,7 @@ impl Probe {
             repeats: None,
             file_preparation: None,
             cache_suspect: None,
+            window: None,
         }
     }
 }

@@ -43,6 +43,14 @@ pub enum SyncMode {
 pub enum Termination {
     /// Run for `runtime` after an unmeasured `ramp`, wrapping around the file as needed.
     Time { runtime: Duration, ramp: Duration },
+    /// After an unmeasured `ramp`, measure until the figure is steady by `rule`, at most its
+    /// longest window (the standard suite's default: [`crate::steady_window`]).
+    Steady {
+        rule: crate::steady_window::SteadyRule,
+        ramp: Duration,
+        /// How the figure can drift underneath (new files being written).
+        drift: crate::steady_window::Drift,
+    },
     /// Each job moves its region's bytes once (fio's default without `time_based`);
     /// `runtime`, when set, caps it.
     Size { runtime_cap: Option<Duration> },
@@ -289,6 +297,17 @@ impl JobSpec {
                 {
                     return Err(error::usage(
                         "--runtime/--ramp_time: more than 24 hours is not supported",
+                    ));
+                }
+            }
+            Termination::Steady { rule, ramp, .. } => {
+                if rule.min_window.is_zero()
+                    || rule.max_window < rule.min_window
+                    || ramp > Duration::from_secs(24 * 3600)
+                {
+                    return Err(error::usage(
+                        "the steady window needs 0 < shortest <= longest window, and a ramp \
+                         of at most 24 hours",
                     ));
                 }
             }

@@ -101,8 +101,11 @@ pub(crate) struct Plan<'a> {
     pub(crate) depth: u32,
     pub(crate) backend: BackendKind,
     pub(crate) ramp: Duration,
-    /// Measured time (time-based) or the cap (size-based).
+    /// Measured time (time-based) or the cap (size-based; with `steady`, a bound in case
+    /// the end is never decided).
     pub(crate) runtime: Option<Duration>,
+    /// A steady window: its end decided while the job runs, instead of `runtime`.
+    pub(crate) steady: Option<&'a crate::steady_window::WindowShared>,
     pub(crate) size_based: bool,
     pub(crate) mem_align: usize,
     pub(crate) abort: &'a AtomicBool,
@@ -307,6 +310,8 @@ struct WorkerState {
     next_seq: u64,
     writes_since_sync: u32,
     file: PathBuf,
+    /// This worker's job index.
+    index: u32,
 }
 
 impl WorkerState {
@@ -334,6 +339,7 @@ impl WorkerState {
             next_seq: region_start,
             writes_since_sync: 0,
             file,
+            index,
         }
     }
 
@@ -410,7 +416,13 @@ fn job_loop<B: Backend>(
         depth
     ];
     let measure_from = start + plan.ramp.as_nanos() as u64;
-    let window_end = plan.runtime.map(|r| measure_from + r.as_nanos() as u64);
+    let fixed_end = plan.runtime.map(|r| measure_from + r.as_nanos() as u64);
+    // A steady window's end is set by the parent once the rule is met (u64::MAX until then).
+    // `runtime` then bounds it, should the parent never decide.
+    let window_end = || match plan.steady {
+        Some(w) => Some(w.end_ns().min(fixed_end.unwrap_or(u64::MAX))),
+        None => fixed_end,
+    };
     let size_target = state.region_end - state.region_start;
     let mut issued_bytes = 0u64;
 
@@ -470,7 +482,11 @@ fn job_loop<B: Backend>(
             measuring = true;
             cpu_at_start = CpuTime::process();
         }
+        let window_end = window_end();
         let counting = measuring && window_end.is_none_or(|end| t_done <= end);
+        if let Some(w) = plan.steady {
+            w.add_done(state.index, done.len() as u64);
+        }
         for c in done.drain(..) {
             let slot = c.slot as usize;
             inflight -= 1;
@@ -536,7 +552,7 @@ fn job_loop<B: Backend>(
     stats.cpu = cpu_at_end
         .unwrap_or_else(CpuTime::process)
         .since(cpu_at_start);
-    stats.window = match (plan.size_based, window_end) {
+    stats.window = match (plan.size_based, window_end()) {
         (false, Some(end)) => Duration::from_nanos(end - measure_from),
         _ => Duration::from_nanos(last_done.saturating_sub(measure_from)),
     };
@@ -585,7 +601,15 @@ mod tests {
     #[derive(Clone, Copy)]
     enum Until {
         Size,
-        Time { runtime_ns: u64, ramp_ns: u64 },
+        Time {
+            runtime_ns: u64,
+            ramp_ns: u64,
+        },
+        /// A steady window whose end the "parent" set at `end_ns` (absolute, the fake's clock).
+        Steady {
+            ramp_ns: u64,
+            end_ns: u64,
+        },
     }
 
     /// Run the loop on `fake` for `spec`, as worker 0 of one.
@@ -597,8 +621,15 @@ mod tests {
     ) -> Result<WorkerStats, WorkerError> {
         let barrier = StartGate::new(1);
         let start = OnceLock::new();
+        let window = crate::steady_window::WindowShared::new().unwrap();
+        let mut steady = None;
         let (runtime, ramp, size_based) = match until {
             Until::Size => (None, Duration::ZERO, true),
+            Until::Steady { ramp_ns, end_ns } => {
+                window.end_at(end_ns);
+                steady = Some(&window);
+                (None, Duration::from_nanos(ramp_ns), false)
+            }
             Until::Time {
                 runtime_ns,
                 ramp_ns,
@@ -614,6 +645,7 @@ mod tests {
             backend: BackendKind::Psync,
             ramp,
             runtime,
+            steady,
             size_based,
             mem_align: 4096,
             abort,
@@ -926,6 +958,25 @@ mod tests {
         }
     }
 
+    /// A steady window ended by the parent at a time counts exactly what a fixed window
+    /// ending then counts, and the job stops there.
+    #[test]
+    fn a_steady_window_counts_up_to_the_end_the_parent_set() {
+        for depth in [1u32, 3] {
+            let spec = spec(Pattern::RandRead, 1024, SyncMode::None);
+            let ramp_ns = 2 * MS + MS / 2;
+            let mut fake = Fake::new(depth, START_NS, constant(MS));
+            let until = Until::Steady {
+                ramp_ns,
+                end_ns: START_NS + ramp_ns + 10 * MS,
+            };
+            let stats = run(&spec, &mut fake, until, &no_abort()).ok().unwrap();
+            assert_eq!(stats.ios[READ], 10 * depth as u64, "depth {depth}");
+            assert_eq!(stats.window, Duration::from_millis(10));
+            assert_eq!(fake.prepared.len() as u32, 13 * depth, "depth {depth}");
+        }
+    }
+
     #[test]
     fn a_time_based_job_wraps_around_its_region() {
         // 8 blocks, 40 sequential reads: the offsets go round the region five times.
@@ -995,6 +1046,7 @@ mod tests {
             backend: BackendKind::Psync,
             ramp: Duration::ZERO,
             runtime: None,
+            steady: None,
             size_based: true,
             mem_align: 4096,
             abort: &abort,

@@ -114,6 +114,7 @@ mod tests {
             repeats: None,
             file_preparation: None,
             cache_suspect: None,
+            window: None,
         }
     }
 

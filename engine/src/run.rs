@@ -415,12 +415,38 @@ pub(crate) fn execute(
     }
     let (ramp, runtime) = match spec.termination {
         Termination::Time { runtime, ramp } => (ramp, Some(runtime)),
+        // The parent ends a steady window; the jobs stop by themselves only well past its
+        // longest (should the parent stall).
+        Termination::Steady { ramp, rule, .. } => {
+            (ramp, Some(rule.max_window + Duration::from_secs(5)))
+        }
         Termination::Size { runtime_cap } => (Duration::ZERO, runtime_cap),
     };
     let expected_s = match spec.termination {
         Termination::Time { runtime, ramp } => Some((runtime + ramp).as_secs_f64()),
+        // A guess the progress bar corrects: most columns end soon after the shortest window.
+        Termination::Steady { rule, ramp, .. } => Some((ramp + rule.min_window * 2).as_secs_f64()),
         Termination::Size { .. } => None,
     };
+    // A steady window: the page the jobs count into and read their end from, and the rule
+    // that watches it from the ticks below.
+    let (window, mut watch) = match spec.termination {
+        Termination::Steady { rule, ramp, drift } => (
+            Some(
+                crate::steady_window::WindowShared::new()
+                    .context("cannot map the steady window's shared page (mmap)")?,
+            ),
+            Some(crate::steady_window::SteadyWatch::new(
+                rule,
+                drift,
+                ramp,
+                spec.block_size,
+                spec.numjobs,
+            )),
+        ),
+        _ => (None, None),
+    };
+    let mut ended = None;
     progress(&Progress::JobStart {
         name: &spec.name,
         expected_s,
@@ -435,6 +461,7 @@ pub(crate) fn execute(
         backend,
         ramp,
         runtime,
+        steady: window.as_ref(),
         size_based: matches!(spec.termination, Termination::Size { .. }),
         mem_align: align.memory.max(4096) as usize,
         abort: &abort,
@@ -448,6 +475,15 @@ pub(crate) fn execute(
         })
         .collect();
     let mut tick = |started: Option<u64>| {
+        if let (Some(s), Some(w), Some(watch)) = (started, window.as_ref(), watch.as_mut())
+            && ended.is_none()
+        {
+            let now = mono_ns();
+            if let Some(how) = watch.observe(now.saturating_sub(s), w.done_total()) {
+                w.end_at(now);
+                ended = Some(how);
+            }
+        }
         let elapsed = started
             .map(|s| Duration::from_nanos(mono_ns().saturating_sub(s)))
             .unwrap_or_default();
@@ -517,14 +553,24 @@ pub(crate) fn execute(
         direct: files.iter().all(|f| f.direct),
         jobs_as: Some(if as_processes { "processes" } else { "threads" }.into()),
     };
-    Ok(summarise(
-        spec,
-        plan.size_based,
-        whole_run_cpu,
-        engine,
-        notes,
-        &stats,
-    ))
+    let how_ended = ended.unwrap_or(crate::steady_window::Ended::MaxTime);
+    let mut intervals = Vec::new();
+    if let Some(w) = watch.as_mut() {
+        if how_ended == crate::steady_window::Ended::MaxTime {
+            notes.push(w.max_time_note());
+        }
+        intervals = w.interval_rates().iter().map(|r| r.round()).collect();
+    }
+    let mut result = summarise(spec, plan.size_based, whole_run_cpu, engine, notes, &stats);
+    if let Termination::Steady { rule, .. } = spec.termination {
+        result.window = Some(record::MeasuredWindow {
+            // Jobs that stopped by themselves passed the longest window.
+            ended: how_ended.as_str().into(),
+            rule: rule.describe(),
+            interval_iops: intervals,
+        });
+    }
+    Ok(result)
 }
 
 /// Run each job on a thread of this process (fio's `--thread`).
@@ -660,6 +706,7 @@ fn summarise(
         repeats: None,
         file_preparation: None,
         cache_suspect: None,
+        window: None,
     }
 }
 

@@ -26,6 +26,7 @@ use crate::direct_io::{self, DirectIoAlignment};
 use crate::fileprep::{self, Fallocate};
 use crate::job::{EngineChoice, JobSpec, Layout, Pattern, SyncMode, Termination};
 use crate::run::{self, Progress, ProgressFn};
+use crate::steady_window::{Drift, SteadyRule};
 use crate::testfile::{self, OpenedFile, ScratchDir};
 use record::FilePreparation;
 use record::error;
@@ -35,7 +36,8 @@ use record::{ColumnId, Repeats, TestResult};
 /// The order the columns run in: their own order, the published harness's (module docs).
 pub(crate) const RUN_ORDER: [ColumnId; 6] = ColumnId::ALL;
 
-/// Default measured seconds per column.
+/// Measured seconds per column with `--runtime` left out but a fixed window asked for (the
+/// default window is steady: [`crate::steady_window`]).
 pub const DEFAULT_RUNTIME_S: u64 = 5;
 /// Default unmeasured warm-up per column: the published harness's 2 s. On a write column it
 /// also decides how much of the new file is already converted when measuring starts, so a
@@ -47,6 +49,55 @@ pub const DEFAULT_SIZE: u64 = 1 << 30;
 pub const DEFAULT_REPEAT: u32 = 1;
 /// The most passes `--repeat` takes.
 pub const MAX_REPEAT: u32 = 100;
+
+/// A named set of the suite's settings, recorded by name (`settings.preset`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Preset {
+    /// The published figures' harness exactly: 20 s measured after a 2 s ramp, a 2 GiB file
+    /// for each one-job column and 1 GiB per job for the four-job ones, so a figure reads
+    /// what a published row read (the same share of first writes on a new file).
+    Published,
+}
+
+/// `--preset published`: measured seconds per column.
+pub const PUBLISHED_RUNTIME_S: u64 = 20;
+/// `--preset published`: the ramp.
+pub const PUBLISHED_RAMP_S: u64 = 2;
+/// `--preset published`: the file of a one-job column.
+pub const PUBLISHED_SIZE_ONE_JOB: u64 = 2 << 30;
+/// `--preset published`: each job's file in a four-job column.
+pub const PUBLISHED_SIZE_PER_JOB_OF_MANY: u64 = 1 << 30;
+
+impl Preset {
+    pub const NAMES: [&'static str; 1] = ["published"];
+
+    pub fn parse(name: &str) -> Option<Preset> {
+        match name {
+            "published" => Some(Preset::Published),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Preset::Published => "published",
+        }
+    }
+
+    /// The suite's options under this preset, in `dir`; the rest as `base` has them.
+    pub fn apply(self, base: SuiteOptions) -> SuiteOptions {
+        match self {
+            Preset::Published => SuiteOptions {
+                runtime: Duration::from_secs(PUBLISHED_RUNTIME_S),
+                ramp: Duration::from_secs(PUBLISHED_RAMP_S),
+                size: PUBLISHED_SIZE_ONE_JOB,
+                preset: Some(self),
+                steady: None,
+                ..base
+            },
+        }
+    }
+}
 
 /// What `cargo diskbench run` asked the suite to do. Build with `..Default::default()`.
 #[derive(Clone, Debug)]
@@ -63,6 +114,12 @@ pub struct SuiteOptions {
     pub seed: Option<u64>,
     /// Passes over the suite; each column reports its median pass and the spread.
     pub repeat: u32,
+    /// The preset that set `runtime`, `ramp` and the sizes ([`Preset::apply`]).
+    pub preset: Option<Preset>,
+    /// Measure each column until steady by this rule (after `ramp`) instead of for
+    /// `runtime`: what `run` does without `--runtime`; None for a fixed window (`--runtime`,
+    /// a preset).
+    pub steady: Option<SteadyRule>,
 }
 
 impl Default for SuiteOptions {
@@ -76,6 +133,9 @@ impl Default for SuiteOptions {
             engine: EngineChoice::Auto,
             seed: None,
             repeat: DEFAULT_REPEAT,
+            preset: None,
+            // Fixed here, as `runtime` says; `run` without --runtime asks for steady.
+            steady: None,
         }
     }
 }
@@ -87,6 +147,17 @@ impl SuiteOptions {
             .into_iter()
             .filter(|c| self.only.as_ref().is_none_or(|o| o.contains(c)))
             .collect()
+    }
+
+    /// Each job's file size in `column`: `size`, except under `--preset published`, whose
+    /// harness gives four-job columns 1 GiB per job.
+    pub fn size_per_job(&self, column: ColumnId) -> u64 {
+        match self.preset {
+            Some(Preset::Published) if column.settings().numjobs > 1 => {
+                PUBLISHED_SIZE_PER_JOB_OF_MANY
+            }
+            _ => self.size,
+        }
     }
 
     /// Check the options (usage errors name the option), before any file is touched.
@@ -143,7 +214,11 @@ impl SuiteOptions {
     pub fn settings(&self, like: Option<record::LikeSettings>) -> record::Settings {
         record::Settings {
             suite: "standard".into(),
-            runtime_s: self.runtime.as_secs_f64(),
+            // A steady window's longest.
+            runtime_s: match self.steady {
+                Some(rule) => rule.max_window.as_secs_f64(),
+                None => self.runtime.as_secs_f64(),
+            },
             ramp_s: self.ramp.as_secs_f64(),
             size: self.size,
             engine: self.engine.as_str().into(),
@@ -152,16 +227,24 @@ impl SuiteOptions {
             command_line: None,
             like,
             provisioned: None,
+            preset: self.preset.map(|p| p.as_str().to_string()),
+            window: self.steady.map(|_| "steady".to_string()),
         }
     }
 
     pub(crate) fn expected_s(&self) -> f64 {
-        (self.runtime + self.ramp).as_secs_f64() * self.columns().len() as f64 * self.repeat as f64
+        // A steady column mostly ends soon after its shortest window; the ETA corrects it.
+        let measured = match self.steady {
+            Some(rule) => rule.min_window * 2,
+            None => self.runtime,
+        };
+        (measured + self.ramp).as_secs_f64() * self.columns().len() as f64 * self.repeat as f64
     }
 }
 
 /// The job of one column, its files in `dir`: one per job, `<column>.<job index>`, each
-/// `opts.size` bytes (fio's `--size` is per job; the harness names them `{name}.$jobnum`).
+/// [`SuiteOptions::size_per_job`] bytes (fio's `--size` is per job; the harness names them
+/// `{name}.$jobnum`).
 pub fn column_job(column: ColumnId, opts: &SuiteOptions, dir: &Path) -> JobSpec {
     let settings = column.settings();
     let pattern = match settings.rw {
@@ -182,14 +265,21 @@ pub fn column_job(column: ColumnId, opts: &SuiteOptions, dir: &Path) -> JobSpec 
         // A file per job, each job over the whole of its own file in its own random order, as
         // the harness's `--numjobs 4 --filename_format={name}.$jobnum`: four jobs convert
         // four new files' blocks from unwritten, and read four files' worth of data.
-        size_per_job: opts.size,
+        size_per_job: opts.size_per_job(column),
         layout: Layout::FilePerJob {
             dir: dir.to_path_buf(),
             prefix: column.as_str().into(),
         },
-        termination: Termination::Time {
-            runtime: opts.runtime,
-            ramp: opts.ramp,
+        termination: match opts.steady {
+            Some(rule) => Termination::Steady {
+                rule,
+                ramp: opts.ramp,
+                drift: drift_of(column, opts.size_per_job(column)),
+            },
+            None => Termination::Time {
+                runtime: opts.runtime,
+                ramp: opts.ramp,
+            },
         },
         direct: true,
         sync,
@@ -197,6 +287,16 @@ pub fn column_job(column: ColumnId, opts: &SuiteOptions, dir: &Path) -> JobSpec 
         seed: opts.seed,
         // As the published harness runs fio: each job a process.
         thread: false,
+    }
+}
+
+/// How `column`'s figure can drift underneath on the files the suite gives it (module docs):
+/// the write columns write into new, fallocated files.
+fn drift_of(column: ColumnId, file_bytes: u64) -> Drift {
+    match column {
+        ColumnId::SeqWrite | ColumnId::SyncWrite => Drift::FreshSequential { file_bytes },
+        ColumnId::RandWrite => Drift::FreshRandom { file_bytes },
+        ColumnId::SeqRead | ColumnId::RandRead | ColumnId::Qd1Read => Drift::None,
     }
 }
 
@@ -380,6 +480,115 @@ pub(crate) fn median_pass(mut runs: Vec<TestResult>) -> TestResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `--preset published` is the harness's settings: 20 s after a 2 s ramp, 2 GiB for a
+    /// one-job column's file, 1 GiB for each of a four-job column's, and the record names it.
+    #[test]
+    fn the_published_preset_is_the_harness_settings_and_is_recorded() {
+        let base = SuiteOptions {
+            size: 64 << 20,
+            runtime: Duration::from_secs(1),
+            ramp: Duration::ZERO,
+            repeat: 3,
+            ..Default::default()
+        };
+        let p = Preset::Published.apply(base.clone());
+        assert_eq!(
+            (p.runtime, p.ramp, p.repeat),
+            (Duration::from_secs(20), Duration::from_secs(2), 3)
+        );
+        let dir = Path::new("/nowhere");
+        for column in ColumnId::ALL {
+            let job = column_job(column, &p, dir);
+            let want: u64 = if column.settings().numjobs == 4 {
+                1 << 30
+            } else {
+                2 << 30
+            };
+            assert_eq!(job.size_per_job, want, "{column}");
+            assert_eq!(
+                job.termination,
+                Termination::Time {
+                    runtime: Duration::from_secs(20),
+                    ramp: Duration::from_secs(2)
+                }
+            );
+            // Without the preset every job's file is --size.
+            assert_eq!(column_job(column, &base, dir).size_per_job, 64 << 20);
+        }
+        let s = p.settings(None);
+        assert_eq!(s.preset.as_deref(), Some("published"));
+        assert_eq!((s.runtime_s, s.ramp_s, s.size), (20.0, 2.0, 2 << 30));
+        assert!(
+            s.method()
+                .unwrap()
+                .starts_with("published preset: 20 s after a 2 s ramp")
+        );
+        assert_eq!(base.settings(None).preset, None);
+        assert_eq!(Preset::parse("published"), Some(Preset::Published));
+        assert_eq!(Preset::parse("Published"), None);
+    }
+
+    /// A steady column, for real (job processes, a real backend): the parent ends the
+    /// window between the shortest and the longest, the jobs count into the shared page, and
+    /// the record says how it ended, the rule and the intervals it judged.
+    #[test]
+    fn a_steady_window_ends_between_its_bounds_and_is_recorded() {
+        let dir = tempfile::tempdir().unwrap();
+        let rule = SteadyRule {
+            min_window: Duration::from_millis(1000),
+            max_window: Duration::from_millis(2500),
+            ..SteadyRule::DEFAULT
+        };
+        for column in [ColumnId::RandRead, ColumnId::SyncWrite] {
+            let opts = SuiteOptions {
+                dir: dir.path().to_path_buf(),
+                only: Some(vec![column]),
+                size: 4 << 20,
+                ramp: Duration::from_millis(200),
+                engine: EngineChoice::Psync,
+                steady: Some(rule),
+                ..Default::default()
+            };
+            let results = run_suite(&opts, &mut |_| {}).unwrap();
+            let t = &results[0];
+            let w = t
+                .window
+                .as_ref()
+                .expect("a steady column records its window");
+            assert!(w.ended == "steady" || w.ended == "max-time", "{w:?}");
+            assert_eq!(w.rule, rule.describe());
+            // The parent decides on a 50 ms tick; the jobs stop by themselves 5 s past the
+            // longest window at the latest.
+            assert!(
+                (1.0..2.5 + 5.0).contains(&t.elapsed_s),
+                "{column}: {} s",
+                t.elapsed_s
+            );
+            assert!(w.interval_iops.len() >= 2, "{column}: {w:?}");
+            let ios = t.main_direction().unwrap().ios;
+            assert!(ios > 0, "{column}");
+            if w.ended == "max-time" {
+                assert!(
+                    t.notes.iter().any(|n| n.starts_with("measured the whole")),
+                    "{column}: a window that ran to its longest says why: {:?}",
+                    t.notes
+                );
+            }
+        }
+        // A fixed window records none.
+        let opts = SuiteOptions {
+            dir: dir.path().to_path_buf(),
+            only: Some(vec![ColumnId::Qd1Read]),
+            size: 4 << 20,
+            runtime: Duration::from_millis(300),
+            ramp: Duration::ZERO,
+            engine: EngineChoice::Psync,
+            steady: None,
+            ..Default::default()
+        };
+        assert_eq!(run_suite(&opts, &mut |_| {}).unwrap()[0].window, None);
+    }
 
     /// Removing the test files is a phase of its own, after the measuring and before the
     /// column's result: announced before the first file, counted file by file, and the files

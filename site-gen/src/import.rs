@@ -334,6 +334,7 @@ pub fn csv_each(
                 repeats: None,
                 file_preparation: None,
                 cache_suspect: None,
+                window: None,
             });
         }
         if rec.tests.is_empty() {
@@ -720,6 +721,7 @@ pub fn fio_record(
             repeats: None,
             file_preparation: None,
             cache_suspect: None,
+            window: None,
         });
     }
     if rec.tests.is_empty() {

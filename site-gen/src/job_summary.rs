@@ -431,16 +431,22 @@ fn warnings_section(out: &mut String, record: &Record) {
 
 fn footer(out: &mut String, record: &Record) {
     let s = &record.settings;
+    let method = match (&s.preset, s.method()) {
+        (Some(_), Some(m)) => m,
+        _ => format!(
+            "{} s per column after {} s warm-up · {} test file",
+            format_plain(s.runtime_s),
+            format_plain(s.ramp_s),
+            format_bytes(s.size)
+        ),
+    };
     let _ = writeln!(
         out,
-        "<sub>record {} · {} {} · {} s per column after {} s warm-up · {} test file · engine \
-         asked: {} · started {}</sub>",
+        "<sub>record {} · {} {} · {} · engine asked: {} · started {}</sub>",
         escape(&record.id),
         escape(&record.tool.name),
         escape(&record.tool.version),
-        format_plain(s.runtime_s),
-        format_plain(s.ramp_s),
-        format_bytes(s.size),
+        escape(&method),
         escape(&s.engine),
         escape(&record.started_at),
     );

@@ -321,6 +321,7 @@ impl Site<'_> {
                     "imported": rec.is_imported(),
                     "source": match &rec.source_file { Some(f) => format!("{} ({f})", rec.source), None => rec.source.clone() },
                     "engine": engines(rec),
+                    "method": rec.settings.method().unwrap_or_default(),
                     "cells": ColumnId::ALL.into_iter().map(|c| {
                         let t = rec.test(c);
                         json!({

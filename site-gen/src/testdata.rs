@@ -371,6 +371,8 @@ impl Fleet {
             repeat: 1,
             command_line: None,
             like: None,
+            preset: None,
+            window: None,
             provisioned: None,
         };
         let mut record = Record::new(source, started_at, runner, storage, settings);
@@ -480,6 +482,7 @@ impl Fleet {
             repeats: None,
             file_preparation: None,
             cache_suspect: None,
+            window: None,
         }
     }
 

@@ -213,6 +213,47 @@ fn bad_options_are_refused_by_name_before_any_file_is_touched() {
     assert!(touched.is_empty(), "nothing may be created: {touched:?}");
 }
 
+/// `--preset` fixes the time and the sizes: given beside any of them, it is refused with exit
+/// 2 naming both, before any file is touched.
+#[test]
+fn a_preset_beside_its_own_settings_is_refused_by_name() {
+    let dir = workdir();
+    for (args, other) in [
+        (
+            &["--preset", "published", "--runtime", "5"][..],
+            "--runtime",
+        ),
+        (&["--ramp", "0", "--preset", "published"][..], "--ramp"),
+        (&["--preset", "published", "--size", "64M"][..], "--size"),
+        (
+            &["--preset", "fast"][..],
+            "--preset fast: unknown preset; use published",
+        ),
+    ] {
+        // Not run_cmd: it adds --size, --runtime and --ramp.
+        let mut cmd = common::bin();
+        cmd.current_dir(dir.path())
+            .args([
+                "run",
+                "--results",
+                "results",
+                "--no-steps",
+                "--no-site",
+                "--quiet",
+            ])
+            .args(args);
+        let out = output(cmd);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("--preset") && err.contains(other),
+            "{args:?}: the message names both options: {err}"
+        );
+    }
+    let touched: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert!(touched.is_empty(), "nothing may be created: {touched:?}");
+}
+
 #[test]
 fn refused_io_uring_falls_back_to_psync_and_says_why() {
     let dir = workdir();

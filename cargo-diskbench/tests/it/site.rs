@@ -1774,3 +1774,51 @@ fn published_figures_from_several_dates_get_a_history() {
         "{index}"
     );
 }
+
+/// A run made with `--preset published` is marked as such in its runner's table of runs,
+/// with the preset's settings; the runs made with other settings say theirs.
+#[test]
+fn runs_made_with_the_published_preset_are_marked_on_their_runner_page() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (results, out) = (tmp.path().join("results"), tmp.path().join("site"));
+    let mut records = Fleet::small().records();
+    let label = records[0].runner.label.clone();
+    let mut marked = 0;
+    for r in records.iter_mut().filter(|r| r.runner.label == label) {
+        if marked == 0 && r.settings.suite == "standard" {
+            r.settings.preset = Some("published".into());
+            r.settings.runtime_s = 20.0;
+            r.settings.ramp_s = 2.0;
+            r.settings.size = 2 << 30;
+            marked += 1;
+        }
+    }
+    assert_eq!(marked, 1, "the fleet's first runner has a standard run");
+    let others = records
+        .iter()
+        .filter(|r| r.runner.label == label && r.settings.preset.is_none())
+        .count();
+    assert!(others > 0, "the runner has runs without the preset too");
+    for r in &records {
+        record::results::write_record(&results, r).unwrap();
+    }
+    ok(&site(&results, &out, &[]));
+    let page = std::fs::read_dir(out.join("runners"))
+        .unwrap()
+        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+        .find(|html| html.contains(&format!("<title>{label} · ")))
+        .expect("the runner's page");
+    assert_eq!(
+        page.matches(
+            "published preset: 20 s after a 2 s ramp, 2 GiB files (1 GiB per job in four-job \
+             columns)"
+        )
+        .count(),
+        1,
+        "one run is marked with the preset and its settings"
+    );
+    assert!(
+        page.matches("5 s after a 1 s ramp").count() >= others,
+        "every other run says its own settings"
+    );
+}

@@ -343,6 +343,56 @@ pub struct Settings {
     /// `--provisioned IOPS,BANDWIDTH`: the volume's limit the figures are set beside.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provisioned: Option<Provisioned>,
+    /// `run --preset NAME`: the named settings the suite ran with ("published": the published
+    /// harness's 20 s + 2 s ramp, 2 GiB files, 1 GiB per job for four-job columns; each
+    /// test's `job.size` says its own file size).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preset: Option<String>,
+    /// "steady": each column measured until its figure was steady by a rule, at most
+    /// `runtime_s` (each test's `window` says how it ended); absent: a fixed `runtime_s`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<String>,
+}
+
+impl Settings {
+    /// How the six columns ran, in a few words for a table: the preset by name with its
+    /// settings, else the time and file size (None for other suites: fio jobs, imports).
+    pub fn method(&self) -> Option<String> {
+        if self.suite != "standard" {
+            return None;
+        }
+        // 20 -> "20", 0.5 -> "0.50".
+        let secs = |s: f64| {
+            if s.fract() == 0.0 && s.abs() < 1e15 {
+                format!("{s:.0}")
+            } else {
+                crate::units::format_figure(s)
+            }
+        };
+        let timing = match self.window.as_deref() {
+            Some("steady") => format!(
+                "until steady (at most {} s) after a {} s ramp",
+                secs(self.runtime_s),
+                secs(self.ramp_s)
+            ),
+            _ => format!(
+                "{} s after a {} s ramp",
+                secs(self.runtime_s),
+                secs(self.ramp_s)
+            ),
+        };
+        Some(match self.preset.as_deref() {
+            Some("published") => format!(
+                "published preset: {timing}, {} files (1 GiB per job in four-job columns)",
+                crate::size::format_bytes(self.size)
+            ),
+            Some(other) => format!("preset {other}: {timing}"),
+            None => format!(
+                "{timing}, {} files per job",
+                crate::size::format_bytes(self.size)
+            ),
+        })
+    }
 }
 
 /// What the volume is provisioned for.
@@ -384,6 +434,25 @@ pub struct TestResult {
     /// deliver, so a cache served it: the reason, with the figures (see `engine::ceiling`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_suspect: Option<String>,
+    /// A window that ended by a rule rather than after a fixed `--runtime` (the standard
+    /// suite's default); absent for a fixed window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<MeasuredWindow>,
+}
+
+/// How a column's measured window ended, when a rule ended it.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct MeasuredWindow {
+    /// "steady": the rule was met; "max-time": the longest window passed first, or the
+    /// column's figure could drift underneath (first writes into a new file turning into
+    /// overwrites) and it measured the whole window.
+    pub ended: String,
+    /// The rule, in one sentence with its figures.
+    pub rule: String,
+    /// I/Os per second of each whole 0.5 s interval the rule judged, in order (all jobs
+    /// together): what any other rule would have seen.
+    #[serde(default)]
+    pub interval_iops: Vec<f64>,
 }
 
 impl TestResult {
