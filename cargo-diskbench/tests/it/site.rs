@@ -61,7 +61,7 @@ fn write_fleet_with_real_steps(results: &Path) {
                         why: "In memory it took 0.08x the normal time and under an IOPS cap \
                             7.49x, while a bandwidth cap changed it by 1.04x."
                             .into(),
-                        notes: Vec::new(),
+                        ..Default::default()
                     });
                 }
                 _ => {}

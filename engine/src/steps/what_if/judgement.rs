@@ -20,6 +20,49 @@ pub(crate) const MIN_CAP_COST_SHARE: f64 = 0.25;
 /// With neither cap mattering, a step busy on a CPU for this share of its time is cpu-bound.
 pub(crate) const CPU_SHARE: f64 = 0.5;
 
+/// The median of `walls` (the upper one of an even count); None without any.
+pub(crate) fn median(walls: &[f64]) -> Option<f64> {
+    let mut w = walls.to_vec();
+    w.sort_by(f64::total_cmp);
+    w.get(w.len() / 2).copied()
+}
+
+/// (max - min) / median of the middle runs, percent: all of up to 4, and of more without the
+/// fastest and the slowest quarter, so one run a busy machine starved (or a lucky one) does
+/// not widen it and more runs can narrow it. None with fewer than 2 runs: one run has no
+/// spread.
+pub(crate) fn middle_spread_pct(walls: &[f64]) -> Option<f64> {
+    if walls.len() < 2 {
+        return None;
+    }
+    let mut w = walls.to_vec();
+    w.sort_by(f64::total_cmp);
+    let cut = if w.len() > 4 { w.len() / 4 } else { 0 };
+    let middle = &w[cut..w.len() - cut];
+    let m = median(&w)?;
+    let (lo, hi) = (middle.first()?, middle.last()?);
+    Some(if m > 0.0 { (hi - lo) / m * 100.0 } else { 0.0 })
+}
+
+/// How busy the machine was over an experiment's runs, for the sentence when the runs spread
+/// too wide to tell.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct Busy {
+    /// The 1-minute load average, averaged over the ends of the runs.
+    pub load_avg_1m: Option<f64>,
+    /// The CPUs the steps can use.
+    pub cpus: u32,
+}
+
+/// The verdict by experiment.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Judged {
+    pub bound: Bound,
+    pub why: String,
+    /// The runs spread too wide to tell an effect from the noise (`bound` is unknown).
+    pub cannot_tell: bool,
+}
+
 /// The median of `runs` by wall time (the upper one of an even count), with the spread.
 pub(crate) fn summarise(id: &str, caps: Option<IoCaps>, runs: &[Run]) -> WhatIfCondition {
     let mut order: Vec<usize> = (0..runs.len()).collect();
@@ -53,12 +96,15 @@ pub(crate) fn summarise(id: &str, caps: Option<IoCaps>, runs: &[Run]) -> WhatIfC
         sys_s: m.sys_s,
         cpu_wait_s: m.cpu_wait_s,
         runs: runs.len() as u32,
-        wall_runs_s: walls,
-        spread_pct: if m.wall_s > 0.0 && runs.len() > 1 {
-            (hi - lo) / m.wall_s * 100.0
-        } else {
-            0.0
-        },
+        wall_runs_s: walls.clone(),
+        spread_pct: (runs.len() > 1).then(|| {
+            if m.wall_s > 0.0 {
+                (hi - lo) / m.wall_s * 100.0
+            } else {
+                0.0
+            }
+        }),
+        middle_spread_pct: middle_spread_pct(&walls),
         io: m.io.clone(),
         cgroup_io: m.cgroup_io,
         status: if runs.iter().all(|r| r.ok) {
@@ -129,35 +175,61 @@ pub(crate) fn cap_cost_s(c: &WhatIfCondition) -> Option<f64> {
     )
 }
 
+/// The spread a condition's median is judged by, as a share: its middle spread (the whole
+/// spread in records without one); 0 with one run.
+fn own_spread(c: &WhatIfCondition) -> f64 {
+    c.middle_spread_pct.or(c.spread_pct).unwrap_or(0.0) / 100.0
+}
+
+/// The share by which `c`'s median must differ from the normal runs' to be an effect: the
+/// wider of the two medians' spreads, at least [`NOISE_FLOOR`].
+pub(crate) fn noise_between(baseline: &WhatIfCondition, c: &WhatIfCondition) -> f64 {
+    own_spread(baseline).max(own_spread(c)).max(NOISE_FLOOR)
+}
+
 /// The verdict by experiment: which cap slowed the step beyond the noise, and by how much.
-/// Sets each condition's `ratio` against the baseline.
+/// Sets each condition's `ratio` against the baseline. Medians against the spread of the runs
+/// on both sides: an effect a quiet machine would show that the spread swallows is "cannot
+/// tell", said with how busy the machine was (`busy`).
 pub(crate) fn judge(
     baseline: &WhatIfCondition,
     conditions: &mut [WhatIfCondition],
-) -> (Bound, String) {
+    busy: &Busy,
+) -> Judged {
     if baseline.status != StepStatus::Ok || baseline.wall_s <= 0.0 {
-        return (
-            Bound::Unknown,
-            "The normal run failed, so there is nothing to compare with.".into(),
-        );
+        return Judged {
+            bound: Bound::Unknown,
+            why: "The normal run failed, so there is nothing to compare with.".into(),
+            cannot_tell: false,
+        };
     }
-    let noise = (baseline.spread_pct / 100.0).max(NOISE_FLOOR);
     for c in conditions.iter_mut() {
         c.ratio = (c.status == StepStatus::Ok && c.runs > 0).then(|| c.wall_s / baseline.wall_s);
-        c.disturbed = disturbed(baseline, noise, c);
+        c.disturbed = disturbed(baseline, noise_between(baseline, c), c);
     }
     let find = |id: &str| conditions.iter().find(|c| c.id == id);
     let mut cmp = Comparison {
         baseline,
-        noise,
+        noise: own_spread(baseline).max(NOISE_FLOOR),
         iops: find("iops-capped"),
         bandwidth: find("bandwidth-capped"),
         memory: find("memory"),
         missed: None,
+        busy: *busy,
     };
     cmp.missed = cmp.caps_missed();
-    let (bound, tail) = cmp.kind();
-    (bound, format!("{}: {tail}.", cmp.figures()))
+    let (bound, tail, cannot_tell) = match cmp.swallowed() {
+        Some(tail) => (Bound::Unknown, tail, true),
+        None => {
+            let (bound, tail) = cmp.kind();
+            (bound, tail, false)
+        }
+    };
+    Judged {
+        bound,
+        why: format!("{}: {tail}.", cmp.figures()),
+        cannot_tell,
+    }
 }
 
 /// Whether a capped condition took longer than the normal run beyond the noise while the I/O
@@ -197,12 +269,11 @@ pub(crate) fn caps_missed(
     baseline: &WhatIfCondition,
     conditions: &[WhatIfCondition],
 ) -> Option<CapsMissed> {
-    let noise = (baseline.spread_pct / 100.0).max(NOISE_FLOOR);
     let memory_saved = conditions
         .iter()
         .find(|c| c.id == "memory")
-        .and_then(|m| m.ratio)
-        .is_some_and(|r| 1.0 - r > noise);
+        .and_then(|m| m.ratio.map(|r| (r, noise_between(baseline, m))))
+        .is_some_and(|(r, noise)| 1.0 - r > noise);
     let ran: Vec<&WhatIfCondition> = conditions
         .iter()
         .filter(|c| c.caps.is_some() && c.status == StepStatus::Ok && c.runs > 0)
@@ -260,14 +331,15 @@ pub(crate) fn caps_missed(
 /// The conditions that decide the verdict, set against the normal runs.
 struct Comparison<'a> {
     baseline: &'a WhatIfCondition,
-    /// The share a time must grow by to be an effect: the normal runs' spread, at least
-    /// [`NOISE_FLOOR`].
+    /// The normal runs' own noise: their spread, at least [`NOISE_FLOOR`] (a condition's
+    /// effect is judged against [`noise_between`]).
     noise: f64,
     iops: Option<&'a WhatIfCondition>,
     bandwidth: Option<&'a WhatIfCondition>,
     memory: Option<&'a WhatIfCondition>,
     /// Set when the caps missed the step's I/O (all of it, or its writes).
     missed: Option<CapsMissed>,
+    busy: Busy,
 }
 
 impl Comparison<'_> {
@@ -296,7 +368,8 @@ impl Comparison<'_> {
         // Caps that reached none of its I/O cannot have slowed it, whatever the clock says.
         !self.missed.as_ref().is_some_and(|m| m.nothing)
             && c.ratio.is_some_and(|r| {
-                r > 1.0 + self.noise && c.wall_s - self.baseline.wall_s > MIN_EFFECT_S
+                r > 1.0 + noise_between(self.baseline, c)
+                    && c.wall_s - self.baseline.wall_s > MIN_EFFECT_S
             })
             && self.cap_explains(c)
     }
@@ -309,6 +382,87 @@ impl Comparison<'_> {
     /// The share of its time memory saved (negative: it took longer).
     fn memory_saved(&self) -> Option<f64> {
         self.memory.and_then(|m| m.ratio).map(|r| 1.0 - r)
+    }
+
+    /// Whether memory saved time beyond the noise of its runs and the normal ones.
+    fn memory_saved_beyond_noise(&self) -> bool {
+        self.memory.is_some_and(|m| {
+            self.memory_saved()
+                .is_some_and(|s| s > noise_between(self.baseline, m))
+        })
+    }
+
+    /// When neither cap slowed the step beyond the noise: the effects a quiet machine would
+    /// count (beyond [`NOISE_FLOOR`]) that the runs' spread swallowed, as the "cannot tell"
+    /// sentence. None when nothing lies between the floor and the spread: the verdict stands.
+    fn swallowed(&self) -> Option<String> {
+        if self.slowed_ratio(self.iops).is_some()
+            || self.slowed_ratio(self.bandwidth).is_some()
+            || (self.iops.is_none() && self.bandwidth.is_none())
+            || self.memory_saved_beyond_noise()
+        {
+            return None;
+        }
+        let b = self.baseline;
+        let mut effects = Vec::new();
+        let mut widest = 0.0f64;
+        let reached = !self.missed.as_ref().is_some_and(|m| m.nothing);
+        for c in [self.iops, self.bandwidth].into_iter().flatten() {
+            let noise = noise_between(b, c);
+            if let Some(r) = c.ratio
+                && reached
+                && r > 1.0 + NOISE_FLOOR
+                && r <= 1.0 + noise
+                && c.wall_s - b.wall_s > MIN_EFFECT_S
+                && self.cap_explains(c)
+            {
+                effects.push(format!("{} {:.0}% slower", c.id, (r - 1.0) * 100.0));
+                widest = widest.max(noise);
+            }
+        }
+        if let (Some(m), Some(saved)) = (self.memory, self.memory_saved()) {
+            let noise = noise_between(b, m);
+            if saved > NOISE_FLOOR && saved <= noise {
+                effects.push(format!("memory {:.0}% faster", saved * 100.0));
+                widest = widest.max(noise);
+            }
+        }
+        if effects.is_empty() {
+            return None;
+        }
+        Some(format!(
+            "cannot tell on this busy machine: {} would count on a quiet one, but the runs \
+             spread by up to {:.0}%{}; rerun on a quieter machine, or give it more runs with a \
+             larger --what-if-budget-s",
+            effects.join(" and "),
+            widest * 100.0,
+            self.how_busy()
+        ))
+    }
+
+    /// " (load average 5.3 over the runs, on 2 CPUs; the normal run waited for a CPU 41% of
+    /// its time)", or as much of it as is known.
+    fn how_busy(&self) -> String {
+        let b = self.baseline;
+        let mut parts = Vec::new();
+        if let Some(load) = self.busy.load_avg_1m {
+            parts.push(format!(
+                "load average {load:.1} over the runs, on {} CPU{}",
+                self.busy.cpus,
+                if self.busy.cpus == 1 { "" } else { "s" }
+            ));
+        }
+        if let Some(wait) = b.cpu_wait_s.filter(|w| *w > 0.0 && b.wall_s > 0.0) {
+            parts.push(format!(
+                "the normal run waited for a CPU {:.0}% of its time",
+                (wait / b.wall_s).min(1.0) * 100.0
+            ));
+        }
+        if parts.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", parts.join("; "))
+        }
     }
 
     /// What a capped condition did: "at 1000 I/Os per second it took 5.78 s (15.6x)".
@@ -346,10 +500,9 @@ impl Comparison<'_> {
             ));
         }
         let b = self.baseline;
-        let median = if b.runs > 1 {
-            format!(" (median of {}, spread {:.0}%)", b.runs, b.spread_pct)
-        } else {
-            String::new()
+        let median = match b.spread_pct {
+            Some(spread) if b.runs > 1 => format!(" (median of {}, spread {spread:.0}%)", b.runs),
+            _ => " (1 run, no spread)".to_string(),
         };
         format!("Normal run {:.2} s{median}; {}", b.wall_s, parts.join("; "))
     }
@@ -394,9 +547,7 @@ impl Comparison<'_> {
                 Bound::Unknown,
                 "no capped run, so the experiment cannot say what kind of disk wait it is".into(),
             ),
-            (None, None)
-                if self.missed.is_some() && self.memory_saved().is_some_and(|s| s > self.noise) =>
-            {
+            (None, None) if self.missed.is_some() && self.memory_saved_beyond_noise() => {
                 (
                     Bound::Unknown,
                     format!(
@@ -406,7 +557,7 @@ impl Comparison<'_> {
                     ),
                 )
             }
-            (None, None) if self.memory_saved().is_some_and(|s| s > self.noise) => (
+            (None, None) if self.memory_saved_beyond_noise() => (
                 Bound::Unknown,
                 format!(
                     "neither cap slowed it beyond the noise ({noise_pct:.0}%), yet memory saved \
@@ -441,6 +592,12 @@ impl Comparison<'_> {
 mod tests {
     use super::*;
 
+    /// The verdict and its sentence, on a machine whose load is not known.
+    fn judge(b: &WhatIfCondition, c: &mut [WhatIfCondition]) -> (Bound, String) {
+        let j = super::judge(b, c, &Busy::default());
+        (j.bound, j.why)
+    }
+
     fn cond(id: &str, wall_s: f64) -> WhatIfCondition {
         WhatIfCondition {
             id: id.into(),
@@ -461,7 +618,7 @@ mod tests {
             wall_s,
             user_s: cpu_s,
             runs: 3,
-            spread_pct,
+            spread_pct: Some(spread_pct),
             ..Default::default()
         }
     }
@@ -488,15 +645,31 @@ mod tests {
 
     #[test]
     fn changes_within_the_noise_are_no_effect() {
-        // A compile: 10 s, 18 s of CPU, runs spread 30%: a 1.28x capped run is noise.
+        // A compile: 10 s, 18 s of CPU, runs spread 30%: a 1.28x capped run whose cgroup let
+        // through 200 reads (0.2 s at the cap) is noise.
         let b = base(10.0, 18.0, 30.0);
-        let mut c = vec![cond("iops-capped", 12.8), cond("bandwidth-capped", 9.5)];
+        let few_reads = |mut c: WhatIfCondition| {
+            c.cgroup_io = Some(record::CgroupIo {
+                read_ios: 200,
+                ..Default::default()
+            });
+            c
+        };
+        let mut c = vec![
+            few_reads(cond("iops-capped", 12.8)),
+            cond("bandwidth-capped", 9.5),
+        ];
         let (bound, why) = judge(&b, &mut c);
         assert_eq!(bound, Bound::Cpu, "{why}");
         assert!(why.contains("noise (30%)"), "{why}");
         // The same figures for an idle step: something else.
-        let mut c = vec![cond("iops-capped", 12.8), cond("bandwidth-capped", 9.5)];
-        assert_eq!(judge(&base(10.0, 0.5, 30.0), &mut c).0, Bound::Unknown);
+        let mut c = vec![
+            few_reads(cond("iops-capped", 12.8)),
+            cond("bandwidth-capped", 9.5),
+        ];
+        let (bound, why) = judge(&base(10.0, 0.5, 30.0), &mut c);
+        assert_eq!(bound, Bound::Unknown, "{why}");
+        assert!(why.contains("something else"), "{why}");
         // Regression: a compile on a crowded machine, 1 s on a CPU and 3 s waiting for one
         // in 4.3 s, was judged "something else".
         let mut crowded = base(4.26, 1.0, 15.0);
@@ -662,9 +835,163 @@ mod tests {
         };
         let s = summarise("baseline", None, &[run(2.0), run(1.0), run(1.5)]);
         assert_eq!(s.wall_s, 1.5);
-        assert!((s.spread_pct - 100.0 / 1.5).abs() < 1e-9);
+        assert!((s.spread_pct.unwrap() - 100.0 / 1.5).abs() < 1e-9);
         assert_eq!(s.runs, 3);
         assert_eq!(s.status, StepStatus::Ok);
-        assert_eq!(summarise("x", None, &[run(1.0)]).spread_pct, 0.0);
+        // One run has no spread: none is recorded, and the sentence says so.
+        let one = summarise("x", None, &[run(1.0)]);
+        assert_eq!((one.spread_pct, one.middle_spread_pct), (None, None));
+    }
+
+    fn runs(walls: &[f64], cpu_s: f64) -> Vec<Run> {
+        walls
+            .iter()
+            .map(|w| Run {
+                wall_s: *w,
+                user_s: cpu_s,
+                ok: true,
+                ..Default::default()
+            })
+            .collect()
+    }
+
+    /// Regression (issue 29): on a busy 2-vCPU machine one CPU-starved normal run made a
+    /// compile "unknown ... the disk matters" against a memory run of the usual time. With
+    /// three normal runs the median is the usual time and the verdict is cpu.
+    #[test]
+    fn one_starved_normal_run_does_not_decide_against_the_medians() {
+        let memory = summarise("memory", None, &runs(&[20.1, 19.8, 20.3], 36.0));
+        let iops = summarise(
+            "iops-capped",
+            Some(IoCaps {
+                riops: Some(1000),
+                wiops: Some(1000),
+                ..Default::default()
+            }),
+            &runs(&[20.6, 20.4, 21.0], 36.0),
+        );
+        // One run, the starved one: memory "saved" a third.
+        let one = summarise("baseline", None, &runs(&[30.0], 36.0));
+        let mut c = vec![memory.clone(), iops.clone()];
+        let (bound, why) = judge(&one, &mut c);
+        assert_eq!(bound, Bound::Unknown, "{why}");
+        assert!(why.contains("1 run, no spread"), "{why}");
+        assert!(!why.contains("spread 0%"), "{why}");
+        // Three: the starved one is not the median.
+        let three = summarise("baseline", None, &runs(&[30.0, 20.0, 20.5], 36.0));
+        assert_eq!(three.wall_s, 20.5);
+        let mut c = vec![memory, iops];
+        let (bound, why) = judge(&three, &mut c);
+        assert_eq!(bound, Bound::Cpu, "{why}");
+        assert!(why.contains("median of 3"), "{why}");
+    }
+
+    #[test]
+    fn the_middle_spread_leaves_out_the_outer_runs_of_more_than_four() {
+        assert_eq!(middle_spread_pct(&[1.0]), None);
+        assert_eq!(middle_spread_pct(&[]), None);
+        // Up to 4 runs: all of them.
+        let three = middle_spread_pct(&[10.0, 10.0, 15.0]).unwrap();
+        assert!((three - 50.0).abs() < 1e-9, "{three}");
+        // 5 runs: without the fastest and the slowest, one starved run no longer widens it.
+        let five = middle_spread_pct(&[10.0, 10.1, 10.2, 10.1, 30.0]).unwrap();
+        assert!((five - 0.1 / 10.1 * 100.0).abs() < 1e-9, "{five}");
+        let s = summarise("x", None, &runs(&[10.0, 10.1, 10.2, 10.1, 30.0], 1.0));
+        assert!(s.spread_pct.unwrap() > 190.0, "{s:?}");
+        assert_eq!(s.middle_spread_pct, Some(five));
+    }
+
+    #[test]
+    fn more_runs_while_the_spread_is_wide_up_to_the_most_and_the_budget() {
+        use super::super::options::{MAX_RUNS, MIN_RUNS, NextRun, RunPlan};
+        let plan = RunPlan {
+            fixed: None,
+            budget_s: 600.0,
+        };
+        assert_eq!(plan.min_runs(), MIN_RUNS);
+        // At least 3, however alike.
+        assert_eq!(plan.next(&[], 0.0), NextRun::Run);
+        assert_eq!(plan.next(&[1.0, 1.0], 0.0), NextRun::Run);
+        assert_eq!(plan.next(&[1.0, 1.0, 1.05], 0.0), NextRun::Enough);
+        // Spread 50%: another, until the spread narrows.
+        assert_eq!(plan.next(&[1.0, 1.5, 1.0], 0.0), NextRun::Run);
+        assert_eq!(
+            plan.next(&[1.0, 1.5, 1.0, 1.02, 1.01], 0.0),
+            NextRun::Enough
+        );
+        // Still wide at the most: stop.
+        let wide: Vec<f64> = (0..MAX_RUNS).map(|i| 1.0 + f64::from(i % 2)).collect();
+        assert_eq!(plan.next(&wide, 0.0), NextRun::AtMost);
+        // Another 20 s run after 590 s would pass the 600 s budget; the first 3 never stop.
+        assert_eq!(plan.next(&[20.0, 40.0, 20.0], 590.0), NextRun::Budget);
+        assert_eq!(plan.next(&[20.0, 40.0], 5000.0), NextRun::Run);
+        // --what-if-repeat N is N, wide or not.
+        let fixed = |n| RunPlan {
+            fixed: Some(n),
+            budget_s: 600.0,
+        };
+        assert_eq!(fixed(1).next(&[1.0], 0.0), NextRun::Enough);
+        assert_eq!(fixed(5).next(&[1.0, 1.0, 1.0], 0.0), NextRun::Run);
+        assert_eq!(fixed(2).next(&[1.0, 3.0], 0.0), NextRun::Enough);
+    }
+
+    #[test]
+    fn an_effect_the_spread_swallows_cannot_be_told_and_says_how_busy() {
+        // Normal runs spread 60%; memory 30% faster: beyond the 25% a quiet machine allows,
+        // within the spread.
+        let mut b = summarise("baseline", None, &runs(&[10.0, 14.0, 8.0], 9.0));
+        b.cpu_wait_s = Some(4.0);
+        assert_eq!(b.wall_s, 10.0);
+        let memory = summarise("memory", None, &runs(&[7.0, 7.1, 6.9], 9.0));
+        let iops = WhatIfCondition {
+            cgroup_io: Some(record::CgroupIo::default()),
+            ..cond("iops-capped", 10.5)
+        };
+        let busy = Busy {
+            load_avg_1m: Some(6.24),
+            cpus: 2,
+        };
+        let mut c = vec![memory.clone(), iops.clone()];
+        let j = super::judge(&b, &mut c, &busy);
+        assert!(j.cannot_tell, "{j:?}");
+        assert_eq!(j.bound, Bound::Unknown, "{j:?}");
+        assert!(
+            j.why.contains("cannot tell on this busy machine"),
+            "{}",
+            j.why
+        );
+        assert!(j.why.contains("memory 30% faster"), "{}", j.why);
+        assert!(j.why.contains("spread by up to 60%"), "{}", j.why);
+        assert!(
+            j.why.contains("load average 6.2 over the runs, on 2 CPUs"),
+            "{}",
+            j.why
+        );
+        assert!(
+            j.why.contains("waited for a CPU 40% of its time"),
+            "{}",
+            j.why
+        );
+        // The same memory run against normal runs that agree: the disk matters, told.
+        let quiet = summarise("baseline", None, &runs(&[10.0, 10.2, 9.9], 9.0));
+        let mut c = vec![memory, iops.clone()];
+        let j = super::judge(&quiet, &mut c, &busy);
+        assert!(!j.cannot_tell, "{j:?}");
+        assert!(j.why.contains("the disk matters"), "{}", j.why);
+        // Nothing beyond 25% on either side: the verdict stands (cpu), wide or not.
+        let same = summarise("memory", None, &runs(&[9.5, 9.6, 9.4], 9.0));
+        let mut c = vec![same, iops];
+        let j = super::judge(&b, &mut c, &busy);
+        assert!(!j.cannot_tell, "{j:?}");
+        assert_eq!(j.bound, Bound::Cpu, "{j:?}");
+        // A cap that clearly slowed it is told whatever the spread of the rest.
+        let mut slow = cond("iops-capped", 60.0);
+        slow.cgroup_io = Some(record::CgroupIo {
+            write_ios: 50_000,
+            ..Default::default()
+        });
+        let mut c = vec![slow];
+        let j = super::judge(&b, &mut c, &busy);
+        assert_eq!((j.bound, j.cannot_tell), (Bound::Latency, false), "{j:?}");
     }
 }
