@@ -86,10 +86,10 @@ done
 echo "ended $(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg)"
 out="tally:"
 for id in cargo-build sqlite; do
-  parts=()
-  for k in "${!tally[@]}"; do
-    [[ $k == "$id:"* ]] && parts+=("${k#"$id":} ${tally[$k]}")
+  parts=""
+  for k in $(printf '%s\n' "${!tally[@]}" | sort); do
+    [[ $k == "$id:"* ]] && parts+="${parts:+, }${k#"$id":} ${tally[$k]}"
   done
-  out+=" $id: $(IFS=,; echo "${parts[*]:-none}" | sed 's/,/, /g');"
+  out+=" $id: ${parts:-none};"
 done
 echo "${out%;}"
