@@ -17,6 +17,10 @@ pub(crate) const DOMINANCE: f64 = 3.0;
 /// A capped run's extra time counts as the cap's only when the I/O the cap saw could have
 /// cost at least this share of it (see [`cap_cost_s`]); the rest is a shared machine's noise.
 pub(crate) const MIN_CAP_COST_SHARE: f64 = 0.25;
+/// A capped run is *paced* by its cap when the I/O its cgroup passed, at the capped rate,
+/// takes at least this share of its median time: the throttle set that time, whatever the
+/// normal runs' spread (a throttle cannot pass I/O faster than its rate, beyond a short burst).
+pub(crate) const PACED_SHARE: f64 = 0.75;
 /// With neither cap mattering, a step busy on a CPU for this share of its time is cpu-bound.
 pub(crate) const CPU_SHARE: f64 = 0.5;
 
@@ -187,6 +191,14 @@ pub(crate) fn noise_between(baseline: &WhatIfCondition, c: &WhatIfCondition) -> 
     own_spread(baseline).max(own_spread(c)).max(NOISE_FLOOR)
 }
 
+/// Whether a condition that took `ratio` of the normal time was faster beyond `noise` (a
+/// share of the normal time): saved more than [`NOISE_FLOOR`], and the normal time is more
+/// than `1 + noise` times its own, as a slowdown would be judged the other way round (a
+/// saving, at most 100%, can never exceed a spread of more than 100%).
+fn faster_beyond(ratio: f64, noise: f64) -> bool {
+    ratio > 0.0 && 1.0 - ratio > NOISE_FLOOR && 1.0 / ratio - 1.0 > noise
+}
+
 /// The verdict by experiment: which cap slowed the step beyond the noise, and by how much.
 /// Sets each condition's `ratio` against the baseline. Medians against the spread of the runs
 /// on both sides: an effect a quiet machine would show that the spread swallows is "cannot
@@ -273,7 +285,7 @@ pub(crate) fn caps_missed(
         .iter()
         .find(|c| c.id == "memory")
         .and_then(|m| m.ratio.map(|r| (r, noise_between(baseline, m))))
-        .is_some_and(|(r, noise)| 1.0 - r > noise);
+        .is_some_and(|(r, noise)| faster_beyond(r, noise));
     let ran: Vec<&WhatIfCondition> = conditions
         .iter()
         .filter(|c| c.caps.is_some() && c.status == StepStatus::Ok && c.runs > 0)
@@ -363,15 +375,29 @@ impl Comparison<'_> {
             .is_none_or(|cost| cost >= MIN_CAP_COST_SHARE * (c.wall_s - self.baseline.wall_s))
     }
 
-    /// Whether the condition slowed the step beyond the noise, by its cap.
+    /// Whether the condition slowed the step by its cap: beyond the noise, or paced by it.
     fn slowed(&self, c: &WhatIfCondition) -> bool {
         // Caps that reached none of its I/O cannot have slowed it, whatever the clock says.
         !self.missed.as_ref().is_some_and(|m| m.nothing)
-            && c.ratio.is_some_and(|r| {
+            && ((c.ratio.is_some_and(|r| {
                 r > 1.0 + noise_between(self.baseline, c)
                     && c.wall_s - self.baseline.wall_s > MIN_EFFECT_S
-            })
-            && self.cap_explains(c)
+            }) && self.cap_explains(c))
+                || self.paced(c).is_some())
+    }
+
+    /// The least time the cap forced on its runs, when it paced them (see [`PACED_SHARE`])
+    /// and that time alone is beyond the normal median by more than [`NOISE_FLOOR`]. Counters,
+    /// not clocks: on a machine whose normal runs spread wider than the effect (a shared disk,
+    /// starved CPUs), a throttle that passed 5,000 writes at 1000 a second still took 5 s.
+    fn paced(&self, c: &WhatIfCondition) -> Option<f64> {
+        let b = self.baseline;
+        cap_cost_s(c).filter(|cost| {
+            c.status == StepStatus::Ok
+                && *cost >= PACED_SHARE * c.wall_s
+                && *cost > b.wall_s * (1.0 + NOISE_FLOOR)
+                && *cost - b.wall_s > MIN_EFFECT_S
+        })
     }
 
     /// The ratio of a capped condition that slowed the step.
@@ -387,8 +413,8 @@ impl Comparison<'_> {
     /// Whether memory saved time beyond the noise of its runs and the normal ones.
     fn memory_saved_beyond_noise(&self) -> bool {
         self.memory.is_some_and(|m| {
-            self.memory_saved()
-                .is_some_and(|s| s > noise_between(self.baseline, m))
+            m.ratio
+                .is_some_and(|r| faster_beyond(r, noise_between(self.baseline, m)))
         })
     }
 
@@ -422,7 +448,7 @@ impl Comparison<'_> {
         }
         if let (Some(m), Some(saved)) = (self.memory, self.memory_saved()) {
             let noise = noise_between(b, m);
-            if saved > NOISE_FLOOR && saved <= noise {
+            if saved > NOISE_FLOOR && !faster_beyond(1.0 - saved, noise) {
                 effects.push(format!("memory {:.0}% faster", saved * 100.0));
                 widest = widest.max(noise);
             }
@@ -467,10 +493,17 @@ impl Comparison<'_> {
 
     /// What a capped condition did: "at 1000 I/Os per second it took 5.78 s (15.6x)".
     fn describe(&self, c: &WhatIfCondition) -> String {
-        let cost = match cap_cost_s(c) {
-            Some(cost) if !self.cap_explains(c) => format!(
+        let beyond_noise = c
+            .ratio
+            .is_some_and(|r| r > 1.0 + noise_between(self.baseline, c));
+        let cost = match (cap_cost_s(c), self.paced(c)) {
+            (Some(cost), _) if !self.cap_explains(c) => format!(
                 ", but the I/O it let through could cost at most {cost:.2} s, so the rest is \
                  the machine's noise"
+            ),
+            (_, Some(paced)) if !beyond_noise => format!(
+                ", within the runs' spread, but its I/O alone takes {paced:.2} s at the cap: \
+                 the cap set its pace"
             ),
             _ => String::new(),
         };
@@ -993,5 +1026,64 @@ mod tests {
         let mut c = vec![slow];
         let j = super::judge(&b, &mut c, &busy);
         assert_eq!((j.bound, j.cannot_tell), (Bound::Latency, false), "{j:?}");
+    }
+
+    /// Issue 29, campaign run 2: sqlite's normal runs on a shared disk spread 0.9-7.5 s, wider
+    /// than the 2.4x of the capped runs, whose cgroup passed 5176 writes (5.2 s at 1000 a
+    /// second): the cap set their pace, so it slowed the step, spread or not.
+    #[test]
+    fn a_cap_that_paced_its_runs_slowed_the_step_whatever_the_spread() {
+        let b = summarise(
+            "baseline",
+            None,
+            &runs(&[1.14, 2.81, 7.48, 6.79, 2.22, 1.34, 0.91], 0.2),
+        );
+        let capped = |id: &str, caps: IoCaps, walls: &[f64], io: record::CgroupIo| {
+            let mut c = summarise(id, Some(caps), &runs(walls, 0.2));
+            c.cgroup_io = Some(io);
+            c
+        };
+        let writes = |write_ios: u64, write_bytes: u64| record::CgroupIo {
+            write_ios,
+            write_bytes,
+            ..Default::default()
+        };
+        let iops = capped(
+            "iops-capped",
+            IoCaps {
+                riops: Some(1000),
+                wiops: Some(1000),
+                ..Default::default()
+            },
+            &[5.74, 5.37, 5.02],
+            writes(5176, 53_620_736),
+        );
+        let bandwidth = capped(
+            "bandwidth-capped",
+            IoCaps {
+                rbps: Some(50 * MIB),
+                wbps: Some(50 * MIB),
+                ..Default::default()
+            },
+            &[1.10, 1.11, 1.07],
+            writes(5130, 53_362_688),
+        );
+        let memory = summarise("memory", None, &runs(&[0.2, 0.31, 0.34, 0.3, 0.68], 0.1));
+        let mut c = vec![memory, iops.clone(), bandwidth];
+        let j = super::judge(&b, &mut c, &Busy::default());
+        assert_eq!(
+            (j.bound, j.cannot_tell),
+            (Bound::Latency, false),
+            "{}",
+            j.why
+        );
+        assert!(j.why.contains("the cap set its pace"), "{}", j.why);
+        // The same capped times with a cgroup that passed a tenth of the writes: the cap did
+        // not pace them, and the spread swallows the 2.4x.
+        let mut few = iops;
+        few.cgroup_io = Some(writes(517, 5_362_073));
+        let mut c = vec![few];
+        let j = super::judge(&b, &mut c, &Busy::default());
+        assert_ne!(j.bound, Bound::Latency, "{}", j.why);
     }
 }
