@@ -24,6 +24,7 @@ use super::timed_run::{RunContext, run_in_work};
 use super::user::{self, UserCommand};
 use super::verdict::DiskFigures;
 use super::what_if::experiment;
+pub use super::what_if::experiment::WhatIfEvent;
 use super::what_if::options::{Condition, MAX_RUNS};
 
 /// The built-in steps, in the order they run (user steps follow).
@@ -72,24 +73,6 @@ pub struct WhatIfPlan {
     pub max_runs: u32,
     pub conditions: usize,
     pub budget_s: u64,
-}
-
-/// What a step's experiment reports.
-#[derive(Debug)]
-pub enum WhatIfEvent<'a> {
-    /// Before the experiment's runs: its normal run's time, the runs per condition and what
-    /// the rest (`runs` x (conditions + 1) - 1 runs at the normal run's time) comes to.
-    Planned {
-        id: &'a str,
-        normal_s: f64,
-        runs: u32,
-        conditions: usize,
-        estimate_s: f64,
-    },
-    /// A condition starts (`sqlite (memory)`).
-    Started { label: &'a str },
-    /// A condition's runs are done (`sqlite (normal)` too): each run's wall time.
-    Done { label: &'a str, walls_s: &'a [f64] },
 }
 
 /// The steps that will run, each checked.

@@ -12,9 +12,26 @@ use record::{StepStatus, WhatIf, WhatIfCondition};
 
 use super::judgement::{self, Busy, Run};
 use super::options::{Condition, MAX_RUNS, NextRun, RunPlan, WIDE_SPREAD_PCT, WhatIfOptions};
-use crate::steps::plan::WhatIfEvent;
 use crate::steps::step::Step;
 use crate::steps::timed_run::{RunContext, run_in_work};
+
+/// What a step's experiment reports.
+#[derive(Debug)]
+pub enum WhatIfEvent<'a> {
+    /// Before the experiment's runs: its normal run's time, the runs per condition and what
+    /// the rest (`runs` x (conditions + 1) - 1 runs at the normal run's time) comes to.
+    Planned {
+        id: &'a str,
+        normal_s: f64,
+        runs: u32,
+        conditions: usize,
+        estimate_s: f64,
+    },
+    /// A condition starts (`sqlite (memory)`).
+    Started { label: &'a str },
+    /// A condition's runs are done (`sqlite (normal)` too): each run's wall time.
+    Done { label: &'a str, walls_s: &'a [f64] },
+}
 
 /// The what-if conditions of `step`, after its normal run (`first`). `progress` hears the
 /// estimate, each condition as it starts (`sqlite (memory)`) and its runs when it ends.
@@ -124,7 +141,7 @@ impl RunsLeft {
             let next = self.plan.next(&walls(&runs), spent_s);
             if next != NextRun::Run {
                 if matches!(next, NextRun::AtMost | NextRun::Budget) {
-                    let spread = judgement::middle_spread_pct(&walls(&runs)).unwrap_or(0.0);
+                    let spread = super::spread::middle_spread_pct(&walls(&runs)).unwrap_or(0.0);
                     self.stopped.push((
                         condition.id().to_string(),
                         runs.len(),

@@ -31,3 +31,4 @@ pub mod options;
 pub(crate) mod page_cache;
 pub mod preflight;
 pub(crate) mod setup;
+pub(crate) mod spread;

@@ -117,7 +117,7 @@ impl RunPlan {
         if n < MIN_RUNS {
             return NextRun::Run;
         }
-        let wide = super::judgement::middle_spread_pct(walls).is_some_and(|s| s > WIDE_SPREAD_PCT);
+        let wide = super::spread::middle_spread_pct(walls).is_some_and(|s| s > WIDE_SPREAD_PCT);
         if !wide {
             return NextRun::Enough;
         }
@@ -125,7 +125,7 @@ impl RunPlan {
             return NextRun::AtMost;
         }
         // The next run is expected to take about the median of these.
-        let next_s = super::judgement::median(walls).unwrap_or(0.0);
+        let next_s = super::spread::median(walls).unwrap_or(0.0);
         if spent_s + next_s > self.budget_s {
             return NextRun::Budget;
         }
