@@ -99,8 +99,8 @@ mod tests {
                 (command, "cap-mib-s", what_if::DEFAULT_CAP_MIB_S.to_string()),
                 (
                     command,
-                    "what-if-repeat",
-                    what_if::DEFAULT_REPEAT.to_string(),
+                    "what-if-budget-s",
+                    what_if::DEFAULT_BUDGET_S.to_string(),
                 ),
             ]
         };

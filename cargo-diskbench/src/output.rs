@@ -5,7 +5,7 @@ use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
 use engine::run::Progress;
-use engine::steps::StepEvent;
+use engine::steps::{StepEvent, WhatIfEvent, WhatIfPlan};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use record::units::{format_cores_busy, format_figure, format_s};
 use record::{ColumnId, Headline, Record, StepResult, StepStatus, TestResult};
@@ -300,7 +300,7 @@ impl SuiteProgress {
             return;
         }
         match event {
-            StepEvent::Planned { ids } => {
+            StepEvent::Planned { ids, what_if } => {
                 let total: Option<f64> = ids.iter().map(|id| self.step_estimates.get(id)).sum();
                 let about = match total {
                     Some(t) if !ids.is_empty() => {
@@ -316,7 +316,35 @@ impl SuiteProgress {
                         ids.join(", ")
                     }
                 ));
+                if let Some(plan) = what_if
+                    && !ids.is_empty()
+                {
+                    self.line(&what_if_plan_line(plan, total));
+                }
             }
+            StepEvent::WhatIf { event, index, of } => match event {
+                WhatIfEvent::Planned {
+                    id,
+                    normal_s,
+                    runs,
+                    conditions,
+                    estimate_s,
+                } => self.line(&format!(
+                    "[step {index}/{of}] {id}: what-if next, about {} ({} runs at the normal \
+                     run's {})",
+                    format_s(*estimate_s),
+                    runs * (*conditions as u32 + 1) - 1,
+                    format_s(*normal_s)
+                )),
+                WhatIfEvent::Done { label, walls_s } => {
+                    self.line(&format!(
+                        "[step {index}/{of}] {label}: {}",
+                        runs_text(walls_s)
+                    ));
+                }
+                // Shown as a step starting (plan.rs).
+                WhatIfEvent::Started { .. } => {}
+            },
             StepEvent::Started { id, index, of } => {
                 let estimate = self
                     .step_estimates
@@ -349,6 +377,57 @@ impl SuiteProgress {
     pub fn finish(&mut self) {
         if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
+        }
+    }
+}
+
+/// "what-if: 3 runs of the normal run and each of 4 conditions (up to 7 while they spread
+/// wide, within 600 s a step), about 12 min in all from the last times here".
+fn what_if_plan_line(plan: &WhatIfPlan, last_total_s: Option<f64>) -> String {
+    let more = if plan.max_runs > plan.runs {
+        format!(
+            " (up to {} while they spread wide, within {} s a step)",
+            plan.max_runs, plan.budget_s
+        )
+    } else {
+        String::new()
+    };
+    let about = match last_total_s {
+        Some(t) => format!(
+            ", about {} in all from the last times here",
+            format_s(t * f64::from(plan.runs) * (plan.conditions as f64 + 1.0))
+        ),
+        None => ", an estimate after each step's normal run".into(),
+    };
+    format!(
+        "what-if: {} run{} of the normal run and of each of {} condition{}{more}{about}",
+        plan.runs,
+        if plan.runs == 1 { "" } else { "s" },
+        plan.conditions,
+        if plan.conditions == 1 { "" } else { "s" },
+    )
+}
+
+/// "3 runs, median 21.4 s, spread 12%", or "1 run, 21.4 s, no spread": one run has none.
+pub fn runs_text(walls_s: &[f64]) -> String {
+    let median = {
+        let mut w = walls_s.to_vec();
+        w.sort_by(f64::total_cmp);
+        w.get(w.len() / 2).copied().unwrap_or(0.0)
+    };
+    match walls_s.len() {
+        0 => "no run".into(),
+        1 => format!("1 run, {}, no spread", format_s(median)),
+        n => {
+            let (lo, hi) = walls_s.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), w| {
+                (lo.min(*w), hi.max(*w))
+            });
+            let spread = if median > 0.0 {
+                (hi - lo) / median * 100.0
+            } else {
+                0.0
+            };
+            format!("{n} runs, median {}, spread {spread:.0}%", format_s(median))
         }
     }
 }
@@ -805,13 +884,14 @@ pub fn what_if_lines(s: &StepResult) -> String {
     };
     let mut out = String::new();
     if let Some(b) = &w.baseline {
+        // One run has no spread: "1 run, no spread", never "spread 0%".
+        let spread = match b.spread_pct {
+            Some(p) if b.runs > 1 => format!("{} runs, spread {p:.0}%", b.runs),
+            _ => "1 run, no spread".into(),
+        };
         out.push_str(&format!(
-            "    what-if  {:<22} {:>8.2} s  ({} run{}, spread {:.0}%)\n",
-            "normal",
-            b.wall_s,
-            b.runs,
-            if b.runs == 1 { "" } else { "s" },
-            b.spread_pct
+            "    what-if  {:<22} {:>8.2} s  ({spread})\n",
+            "normal", b.wall_s,
         ));
     }
     for c in &w.conditions {
@@ -829,9 +909,10 @@ pub fn what_if_lines(s: &StepResult) -> String {
             c.id, c.wall_s
         ));
     }
+    // "cannot tell" where the spread swallowed the effect; the inferred verdict under it.
     let by = format!(
         "{} by experiment (inferred from waits: {})",
-        w.bound.as_str(),
+        w.verdict_word(),
         s.bound.as_str()
     );
     out.push_str(&wrap(

@@ -215,6 +215,12 @@ pub fn suite_options(args: &RunArgs) -> Result<SuiteOptions> {
 
 pub fn exec(args: RunArgs) -> Result<()> {
     let opts = suite_options(&args)?;
+    // Before anything is touched (the sweep of killed runs below included).
+    engine::steps::what_if::options::check_runs(
+        args.what_if.what_if_repeat,
+        args.what_if.what_if_budget_s,
+    )
+    .map_err(usage)?;
     if let Some(label) = &args.record.label
         && label.trim().is_empty()
     {

@@ -78,9 +78,14 @@ pub struct WhatIfArgs {
     /// runner's figures in --results: its seq-read/seq-write MiB/s and rand-read/rand-write IOPS
     #[arg(long, value_name = "LABEL")]
     pub like: Option<String>,
-    /// Runs per what-if condition (and of the normal run); medians when more than one
-    #[arg(long, value_name = "N", default_value_t = steps::what_if::options::DEFAULT_REPEAT)]
-    pub what_if_repeat: u32,
+    /// Exactly N runs per what-if condition (and of the normal run); without it, 3 each and
+    /// more, up to 7, while their spread is wide; the verdict compares medians
+    #[arg(long, value_name = "N")]
+    pub what_if_repeat: Option<u32>,
+    /// Seconds one step's what-if runs may take before no run past the 3 of each condition is
+    /// added
+    #[arg(long, value_name = "S", default_value_t = steps::what_if::options::DEFAULT_BUDGET_S)]
+    pub what_if_budget_s: u64,
     /// Only these what-if conditions: memory, iops-capped, bandwidth-capped, like
     #[arg(long, value_name = "IDS", value_delimiter = ',')]
     pub what_if_only: Option<Vec<String>>,
@@ -93,13 +98,10 @@ pub fn what_if_options(
     dir: &Path,
     results: &Path,
 ) -> Result<Option<steps::what_if::options::WhatIfOptions>> {
+    steps::what_if::options::check_runs(w.what_if_repeat, w.what_if_budget_s)
+        .map_err(record::error::usage)?;
     if !w.what_if {
         return Ok(None);
-    }
-    if w.what_if_repeat == 0 {
-        return Err(record::error::usage(
-            "--what-if-repeat 0: use a number above 0",
-        ));
     }
     steps::what_if::options::checked_option_caps(w.cap_iops, w.cap_mib_s)
         .map_err(record::error::usage)?;
@@ -130,6 +132,7 @@ pub fn what_if_options(
         steps::what_if::preflight::preflight(dir, Path::new(engine::cgroup::CGROUP_FS))?;
     Ok(Some(steps::what_if::options::WhatIfOptions {
         repeat: w.what_if_repeat,
+        budget_s: w.what_if_budget_s,
         cap_iops: w.cap_iops,
         cap_mib_s: w.cap_mib_s,
         like,

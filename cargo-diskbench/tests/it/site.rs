@@ -74,6 +74,7 @@ fn write_fleet_with_real_steps(results: &Path) {
                              without syncing is slowed less here than on a disk that slow"
                                 .into(),
                         ],
+                        ..Default::default()
                     });
                 }
                 _ => {}

@@ -771,6 +771,25 @@ pub struct WhatIf {
     pub why: String,
     #[serde(default)]
     pub notes: Vec<String>,
+    /// The runs spread too wide on a busy machine to tell an effect from the noise: `bound`
+    /// is `unknown` and `why` says how busy it was. Absent when false (older records too).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cannot_tell: bool,
+    /// The 1-minute load average (`/proc/loadavg`), averaged over the ends of the
+    /// experiment's runs: how busy the machine was. Absent where it could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_avg_1m: Option<f64>,
+}
+
+impl WhatIf {
+    /// The verdict by experiment in a word or two: the bound, or "cannot tell".
+    pub fn verdict_word(&self) -> &'static str {
+        if self.cannot_tell {
+            "cannot tell (busy machine)"
+        } else {
+            self.bound.as_str()
+        }
+    }
 }
 
 /// One condition of a what-if experiment: the step's figures under it (medians over `runs`).
@@ -791,9 +810,15 @@ pub struct WhatIfCondition {
     /// Every run's wall time, in run order.
     #[serde(default)]
     pub wall_runs_s: Vec<f64>,
-    /// (max - min) / median of the runs' wall times, percent (0 with one run).
-    #[serde(default)]
-    pub spread_pct: f64,
+    /// (max - min) / median of the runs' wall times, percent; absent with one run (one run
+    /// has no spread; older records wrote 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spread_pct: Option<f64>,
+    /// The same over the middle runs (all of up to 4; without the fastest and slowest
+    /// quarter of more): the spread the verdict judges this condition's median by, so one
+    /// run a busy machine starved does not decide. Absent with one run and in older records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub middle_spread_pct: Option<f64>,
     /// The step's own I/O counters (median run).
     #[serde(default)]
     pub io: Option<StepIo>,

@@ -27,4 +27,6 @@ pub mod what_if;
 
 pub use cpu_probe::cpu_reference;
 pub use options::StepsOptions;
-pub use plan::{BUILTIN_IDS, StepEvent, StepPlan, is_builtin, run_steps_with};
+pub use plan::{
+    BUILTIN_IDS, StepEvent, StepPlan, WhatIfEvent, WhatIfPlan, is_builtin, run_steps_with,
+};

@@ -24,7 +24,8 @@ use super::timed_run::{RunContext, run_in_work};
 use super::user::{self, UserCommand};
 use super::verdict::DiskFigures;
 use super::what_if::experiment;
-use super::what_if::options::Condition;
+pub use super::what_if::experiment::WhatIfEvent;
+use super::what_if::options::{Condition, MAX_RUNS};
 
 /// The built-in steps, in the order they run (user steps follow).
 pub const BUILTIN_IDS: [&str; 3] = [cargo_build::ID, docker_build::ID, sqlite::ID];
@@ -34,11 +35,22 @@ pub fn is_builtin(id: &str) -> bool {
     BUILTIN_IDS.contains(&id)
 }
 
-/// What [`StepPlan::run`] reports while it works: a step starts, a step ends.
+/// What [`StepPlan::run`] reports while it works: a step starts, a step ends; with
+/// `--what-if`, its experiment's estimate and each condition's runs.
 #[derive(Debug)]
 pub enum StepEvent<'a> {
-    /// The steps that will run, in order (known once the config is read).
-    Planned { ids: &'a [String] },
+    /// The steps that will run, in order (known once the config is read), and with
+    /// `--what-if` how many runs each condition gets.
+    Planned {
+        ids: &'a [String],
+        what_if: Option<WhatIfPlan>,
+    },
+    /// A step's experiment, after its normal run.
+    WhatIf {
+        event: WhatIfEvent<'a>,
+        index: usize,
+        of: usize,
+    },
     Started {
         id: &'a str,
         /// 1-based position and the number of steps.
@@ -50,6 +62,17 @@ pub enum StepEvent<'a> {
         index: usize,
         of: usize,
     },
+}
+
+/// The what-if runs planned for every step: `runs` per condition (and of the normal run)
+/// over `conditions` conditions, more up to `max_runs` while spread wide within `budget_s`
+/// seconds a step (`max_runs` equal to `runs`: a fixed `--what-if-repeat`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WhatIfPlan {
+    pub runs: u32,
+    pub max_runs: u32,
+    pub conditions: usize,
+    pub budget_s: u64,
 }
 
 /// The steps that will run, each checked.
@@ -106,7 +129,20 @@ impl StepPlan {
             what_if: self.opts.what_if.as_ref(),
         };
         let ids = self.ids();
-        progress(StepEvent::Planned { ids: &ids });
+        let what_if = self.opts.what_if.as_ref().map(|w| {
+            let plan = w.run_plan();
+            WhatIfPlan {
+                runs: plan.min_runs(),
+                max_runs: if plan.fixed.is_some() {
+                    plan.min_runs()
+                } else {
+                    MAX_RUNS
+                },
+                conditions: w.conditions().len(),
+                budget_s: w.budget_s,
+            }
+        });
+        progress(StepEvent::Planned { ids: &ids, what_if });
         let of = self.steps.len();
         let mut results = Vec::new();
         for (i, (step, readiness)) in self.steps.iter().enumerate() {
@@ -124,14 +160,20 @@ impl StepPlan {
                     step_result::skipped(step.id(), step.name(), reason.clone())
                 }
                 Readiness::Ready => {
-                    run_step(&ctx, step.as_ref(), &scratch.path, &mut |label| {
-                        // Each condition shows as the step running again, named with it.
-                        progress(StepEvent::Started {
-                            id: label,
-                            index,
-                            of,
-                        })
-                    })?
+                    run_step(
+                        &ctx,
+                        step.as_ref(),
+                        &scratch.path,
+                        &mut |event| match event {
+                            // Each condition shows as the step running again, named with it.
+                            WhatIfEvent::Started { label } => progress(StepEvent::Started {
+                                id: label,
+                                index,
+                                of,
+                            }),
+                            event => progress(StepEvent::WhatIf { event, index, of }),
+                        },
+                    )?
                 }
             };
             let failed = result.status == StepStatus::Failed;
@@ -199,7 +241,7 @@ fn run_step(
     ctx: &RunContext<'_>,
     step: &dyn Step,
     scratch: &Path,
-    condition_started: &mut dyn FnMut(&str),
+    condition_started: &mut dyn FnMut(WhatIfEvent<'_>),
 ) -> Result<StepResult> {
     let (mut result, first) = run_in_work(ctx, step, scratch, &Condition::Normal)?;
     if let Some(w) = ctx.what_if

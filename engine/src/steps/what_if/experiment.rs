@@ -1,44 +1,101 @@
 //! One step's experiment, after its normal run: the normal run repeated, each condition run
-//! as often, each summarised to its median run and judged ([`super::judgement`]), with notes
-//! that say what the caps reach.
+//! as often as it takes to tell a slowdown from noise ([`super::options::RunPlan`]), each
+//! summarised to its median run and judged ([`super::judgement`]), with notes that say what
+//! the caps reach and where the runs stopped short.
 
 use std::path::Path;
+use std::time::Instant;
 
 use anyhow::Result;
 use record::error::interrupted;
 use record::{StepStatus, WhatIf, WhatIfCondition};
 
-use super::judgement::{self, Run};
-use super::options::{Condition, WhatIfOptions};
+use super::judgement::{self, Busy, Run};
+use super::options::{Condition, MAX_RUNS, NextRun, RunPlan, WIDE_SPREAD_PCT, WhatIfOptions};
 use crate::steps::step::Step;
 use crate::steps::timed_run::{RunContext, run_in_work};
 
-/// The what-if conditions of `step`, after its normal run (`first`). `progress` hears each
-/// condition as it starts (`sqlite (memory)`).
+/// What a step's experiment reports.
+#[derive(Debug)]
+pub enum WhatIfEvent<'a> {
+    /// Before the experiment's runs: its normal run's time, the runs per condition and what
+    /// the rest (`runs` x (conditions + 1) - 1 runs at the normal run's time) comes to.
+    Planned {
+        id: &'a str,
+        normal_s: f64,
+        runs: u32,
+        conditions: usize,
+        estimate_s: f64,
+    },
+    /// A condition starts (`sqlite (memory)`).
+    Started { label: &'a str },
+    /// A condition's runs are done (`sqlite (normal)` too): each run's wall time.
+    Done { label: &'a str, walls_s: &'a [f64] },
+}
+
+/// The what-if conditions of `step`, after its normal run (`first`). `progress` hears the
+/// estimate, each condition as it starts (`sqlite (memory)`) and its runs when it ends.
 pub(crate) fn run(
     ctx: &RunContext<'_>,
     w: &WhatIfOptions,
     step: &dyn Step,
     scratch: &Path,
     first: Run,
-    progress: &mut dyn FnMut(&str),
+    progress: &mut dyn FnMut(WhatIfEvent<'_>),
 ) -> Result<WhatIf> {
-    let repeat = w.repeat.max(1);
-    let mut runs = vec![first];
-    runs.extend(runs_of(ctx, step, scratch, &Condition::Normal, repeat - 1)?);
+    let plan = w.run_plan();
+    let conditions_to_run = w.conditions();
+    let mut runs_left = RunsLeft {
+        plan,
+        // The normal run already ran: it counts against the budget.
+        spent_s: first.wall_s,
+        started: Instant::now(),
+        loads: Vec::new(),
+        stopped: Vec::new(),
+    };
+    runs_left.sample_load();
+    let runs = plan.min_runs();
+    progress(WhatIfEvent::Planned {
+        id: step.id(),
+        normal_s: first.wall_s,
+        runs,
+        conditions: conditions_to_run.len(),
+        estimate_s: first.wall_s * f64::from(runs * (conditions_to_run.len() as u32 + 1) - 1),
+    });
+    let baseline_label = format!("{} (normal)", step.id());
+    if runs > 1 {
+        progress(WhatIfEvent::Started {
+            label: &baseline_label,
+        });
+    }
+    let runs = runs_left.runs_of(ctx, step, scratch, &Condition::Normal, vec![first])?;
+    progress(WhatIfEvent::Done {
+        label: &baseline_label,
+        walls_s: &walls(&runs),
+    });
     let baseline = judgement::summarise("baseline", None, &runs);
     let mut conditions = Vec::new();
-    for condition in w.conditions() {
+    for condition in conditions_to_run {
         let caps = match &condition {
             Condition::Capped { caps, .. } => Some(*caps),
             _ => None,
         };
-        progress(&format!("{} ({})", step.id(), condition.id()));
-        let runs = runs_of(ctx, step, scratch, &condition, repeat)?;
+        let label = format!("{} ({})", step.id(), condition.id());
+        progress(WhatIfEvent::Started { label: &label });
+        let runs = runs_left.runs_of(ctx, step, scratch, &condition, Vec::new())?;
+        progress(WhatIfEvent::Done {
+            label: &label,
+            walls_s: &walls(&runs),
+        });
         conditions.push(judgement::summarise(condition.id(), caps, &runs));
     }
-    let (bound, why) = judgement::judge(&baseline, &mut conditions);
+    let busy = Busy {
+        load_avg_1m: runs_left.load_avg_1m(),
+        cpus: ctx.yardstick.vcpus,
+    };
+    let judged = judgement::judge(&baseline, &mut conditions, &busy);
     let (mut notes, devices) = notes(w, step, &baseline, &conditions);
+    notes.extend(runs_left.stopped_note(plan));
     notes.extend(super::like_latency::step_prediction_note(
         w.like
             .as_ref()
@@ -51,28 +108,105 @@ pub(crate) fn run(
         baseline: Some(baseline),
         conditions,
         devices,
-        bound,
-        why,
+        bound: judged.bound,
+        why: judged.why,
         notes,
+        cannot_tell: judged.cannot_tell,
+        load_avg_1m: busy.load_avg_1m,
     })
 }
 
-/// `times` runs of `step` under `condition`; Ctrl-C is heard between them.
-fn runs_of(
-    ctx: &RunContext<'_>,
-    step: &dyn Step,
-    scratch: &Path,
-    condition: &Condition,
-    times: u32,
-) -> Result<Vec<Run>> {
-    let mut runs = Vec::new();
-    for _ in 0..times {
-        if record::cancel::requested() {
-            return Err(interrupted());
+fn walls(runs: &[Run]) -> Vec<f64> {
+    runs.iter().map(|r| r.wall_s).collect()
+}
+
+/// The runs of one step's experiment: what they have taken against the budget, the load
+/// after each, and the conditions whose runs stopped while still spread wide.
+struct RunsLeft {
+    plan: RunPlan,
+    /// Seconds the step's what-if runs have taken (the normal run's included).
+    spent_s: f64,
+    started: Instant,
+    loads: Vec<f64>,
+    /// (condition, runs, middle spread %, stopped by the budget rather than [`MAX_RUNS`]).
+    stopped: Vec<(String, usize, f64, bool)>,
+}
+
+impl RunsLeft {
+    /// Runs of `step` under `condition`, after the ones it already has (`runs`), for as long
+    /// as the plan asks; Ctrl-C is heard between them.
+    fn runs_of(
+        &mut self,
+        ctx: &RunContext<'_>,
+        step: &dyn Step,
+        scratch: &Path,
+        condition: &Condition,
+        mut runs: Vec<Run>,
+    ) -> Result<Vec<Run>> {
+        loop {
+            // The setup and clean-up of each run count too: the clock, not the sum of walls.
+            let spent_s = self.spent_s + self.started.elapsed().as_secs_f64();
+            let next = self.plan.next(&walls(&runs), spent_s);
+            if next != NextRun::Run {
+                if matches!(next, NextRun::AtMost | NextRun::Budget) {
+                    let spread = super::spread::middle_spread_pct(&walls(&runs)).unwrap_or(0.0);
+                    self.stopped.push((
+                        condition.id().to_string(),
+                        runs.len(),
+                        spread,
+                        next == NextRun::Budget,
+                    ));
+                }
+                return Ok(runs);
+            }
+            if record::cancel::requested() {
+                return Err(interrupted());
+            }
+            runs.push(run_in_work(ctx, step, scratch, condition)?.1);
+            self.sample_load();
         }
-        runs.push(run_in_work(ctx, step, scratch, condition)?.1);
     }
-    Ok(runs)
+
+    fn sample_load(&mut self) {
+        if let Some(load) = load_avg_1m() {
+            self.loads.push(load);
+        }
+    }
+
+    fn load_avg_1m(&self) -> Option<f64> {
+        (!self.loads.is_empty()).then(|| self.loads.iter().sum::<f64>() / self.loads.len() as f64)
+    }
+
+    /// Which conditions' runs stopped still spread wide, and why: the budget or the maximum.
+    fn stopped_note(&self, plan: RunPlan) -> Option<String> {
+        if self.stopped.is_empty() {
+            return None;
+        }
+        let each: Vec<String> = self
+            .stopped
+            .iter()
+            .map(|(id, n, spread, budget)| {
+                format!(
+                    "{id} after {n} runs ({spread:.0}%, {})",
+                    if *budget {
+                        format!("--what-if-budget-s {:.0}", plan.budget_s)
+                    } else {
+                        format!("at most {MAX_RUNS}")
+                    }
+                )
+            })
+            .collect();
+        Some(format!(
+            "runs still spread wider than {WIDE_SPREAD_PCT:.0}% (their middle runs) stopped: {}",
+            each.join(", ")
+        ))
+    }
+}
+
+/// The 1-minute load average from `/proc/loadavg`; None where it cannot be read.
+fn load_avg_1m() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+    text.split_whitespace().next()?.parse().ok()
 }
 
 /// The experiment's notes, and the devices the caps went to.

@@ -18,8 +18,9 @@
 //!   any step runs (root, the hierarchy, one experiment per machine, what a killed run left);
 //! - the judgement, from the runs' figures to the verdict and its sentence: [`judgement`].
 //!
-//! [`options`] says which conditions run with which caps; `experiment` runs them for one
-//! step and hands the figures to the judgement. Every run (the normal one included) starts
+//! [`options`] says which conditions run with which caps and how many times (3, more while
+//! their [`spread`] is wide, within a budget); `experiment` runs them for one step and hands
+//! the figures to the judgement. Every run (the normal one included) starts
 //! with the step's own files out of the page cache (synced, then `POSIX_FADV_DONTNEED`): the
 //! toolchain and the rest of the machine stay warm, as on a runner mid-job, so a cap measures
 //! the step's I/O and not the cold start of `rustc`.
@@ -35,3 +36,4 @@ pub mod options;
 pub(crate) mod page_cache;
 pub mod preflight;
 pub(crate) mod setup;
+pub(crate) mod spread;

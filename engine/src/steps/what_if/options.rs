@@ -10,8 +10,17 @@ pub const DEFAULT_CAP_IOPS: u64 = 1000;
 /// Default cap of the `bandwidth-capped` condition, MiB/s per direction.
 pub const DEFAULT_CAP_MIB_S: u64 = 50;
 
-/// Default runs per what-if condition (and of the normal run).
-pub const DEFAULT_REPEAT: u32 = 1;
+/// Runs per what-if condition (and of the normal run) without `--what-if-repeat`: the
+/// fewest whose median one run a busy machine starved cannot move.
+pub const MIN_RUNS: u32 = 3;
+/// The most runs of one condition: more are added past [`MIN_RUNS`] while the runs spread
+/// wider than [`WIDE_SPREAD_PCT`], up to this many.
+pub const MAX_RUNS: u32 = 7;
+/// Runs whose middle spread is wider than this (percent) get another run.
+pub const WIDE_SPREAD_PCT: f64 = 20.0;
+/// Default `--what-if-budget-s`: seconds one step's what-if runs (its normal runs included)
+/// may take before no run past the [`MIN_RUNS`] of each condition is added.
+pub const DEFAULT_BUDGET_S: u64 = 600;
 
 /// Bytes in a MiB, for caps given in MiB/s.
 pub(crate) const MIB: u64 = 1024 * 1024;
@@ -52,8 +61,12 @@ pub fn checked_option_caps(cap_iops: u64, cap_mib_s: u64) -> Result<(IoCaps, IoC
 /// What the what-if runs need, resolved once before any step runs.
 #[derive(Clone, Debug)]
 pub struct WhatIfOptions {
-    /// Runs per condition (and of the normal run); medians when more than one.
-    pub repeat: u32,
+    /// `--what-if-repeat N`: exactly N runs per condition (and of the normal run). None:
+    /// [`MIN_RUNS`], more while the spread is wide (see [`RunPlan`]).
+    pub repeat: Option<u32>,
+    /// `--what-if-budget-s`: past this many seconds of a step's what-if runs no run beyond
+    /// the [`MIN_RUNS`] is added.
+    pub budget_s: u64,
     pub cap_iops: u64,
     pub cap_mib_s: u64,
     /// `--like LABEL`: the label and the caps from its figures.
@@ -65,6 +78,76 @@ pub struct WhatIfOptions {
     pub caps_target: Result<CapTarget, String>,
     /// Only these conditions (ids of [`CONDITION_IDS`]); None: all.
     pub only: Option<Vec<String>>,
+}
+
+/// How many runs a condition gets: a fixed count, or at least [`MIN_RUNS`] and more while
+/// their spread is wide, up to [`MAX_RUNS`] and within a time budget.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct RunPlan {
+    pub fixed: Option<u32>,
+    pub budget_s: f64,
+}
+
+/// Whether a condition gets another run, and if not why.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum NextRun {
+    Run,
+    /// The count asked for, or the spread is narrow enough.
+    Enough,
+    /// [`MAX_RUNS`] ran and the spread is still wide.
+    AtMost,
+    /// Another run would take the step's what-if runs past the budget.
+    Budget,
+}
+
+impl RunPlan {
+    /// The runs the experiment plans at least, per condition.
+    pub(crate) fn min_runs(&self) -> u32 {
+        self.fixed.unwrap_or(MIN_RUNS).max(1)
+    }
+
+    /// Whether `walls` (this condition's runs so far, seconds) get another run, when the
+    /// step's what-if runs have taken `spent_s`. Pure: the experiment's loop asks it.
+    pub(crate) fn next(&self, walls: &[f64], spent_s: f64) -> NextRun {
+        let n = walls.len() as u32;
+        if let Some(fixed) = self.fixed {
+            return if n < fixed.max(1) {
+                NextRun::Run
+            } else {
+                NextRun::Enough
+            };
+        }
+        if n < MIN_RUNS {
+            return NextRun::Run;
+        }
+        let wide = super::spread::middle_spread_pct(walls).is_some_and(|s| s > WIDE_SPREAD_PCT);
+        if !wide {
+            return NextRun::Enough;
+        }
+        if n >= MAX_RUNS {
+            return NextRun::AtMost;
+        }
+        // The next run is expected to take about the median of these.
+        let next_s = super::spread::median(walls).unwrap_or(0.0);
+        if spent_s + next_s > self.budget_s {
+            return NextRun::Budget;
+        }
+        NextRun::Run
+    }
+}
+
+/// `--what-if-repeat` and `--what-if-budget-s` checked, or a usage message naming the option.
+pub fn check_runs(repeat: Option<u32>, budget_s: u64) -> Result<(), String> {
+    if repeat == Some(0) {
+        return Err("--what-if-repeat 0: use a number above 0".into());
+    }
+    if budget_s == 0 {
+        return Err(format!(
+            "--what-if-budget-s 0: use a number of seconds above 0 (default {DEFAULT_BUDGET_S}); \
+             each condition still gets its {MIN_RUNS} runs"
+        ));
+    }
+    Ok(())
 }
 
 /// The condition names `--what-if-only` takes (`like` is `like:<label>`).
@@ -89,6 +172,14 @@ impl Condition {
 }
 
 impl WhatIfOptions {
+    /// How many runs each condition gets.
+    pub(crate) fn run_plan(&self) -> RunPlan {
+        RunPlan {
+            fixed: self.repeat,
+            budget_s: self.budget_s as f64,
+        }
+    }
+
     /// The conditions after the normal run, in order.
     pub(crate) fn conditions(&self) -> Vec<Condition> {
         let mut c = vec![Condition::Memory];
