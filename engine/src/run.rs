@@ -15,7 +15,7 @@ use crate::direct_io::DirectIoAlignment;
 use crate::errno::is_refusal;
 use crate::fileprep::PrepOptions;
 use crate::hist::LatencyHist;
-use crate::job::{EngineChoice, JobSpec, Layout, Termination};
+use crate::job::{EngineChoice, JobSpec, Layout, SyncMode, Termination};
 use crate::job_loop::{Gate, Plan, READ, WRITE, WorkerError, WorkerStats, run_worker};
 use crate::testfile::{self, CreatedFiles, OpenedFile};
 use record::size::format_bytes as format_size;
@@ -296,7 +296,9 @@ fn choose_engine(
         EngineChoice::IoUring => (BackendKind::IoUring, None),
         EngineChoice::Libaio => (BackendKind::Libaio, None),
         EngineChoice::Auto => {
-            let kind = BackendKind::auto(spec.iodepth, medium);
+            // A write followed by its own sync call: libaio's path is the cheaper one there.
+            let synced = matches!(spec.sync, SyncMode::Fdatasync(_) | SyncMode::Fsync(_));
+            let kind = BackendKind::auto(spec.iodepth, medium, synced);
             // On memory the backend is the figure: psync would read well above a published
             // tmpfs row made on the same memory (docs/design/memory-backed-filesystems.md).
             let note = match medium {

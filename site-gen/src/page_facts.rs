@@ -352,7 +352,9 @@ pub(crate) fn column_settings(columns: &[(ColumnId, ColumnSettings)]) -> String 
     let mut md = String::from(
         "| column | pattern | block | jobs × in flight | after each write | `auto` on a disk | `auto` on tmpfs | `auto` on ramfs |\n|---|---|---|---|---|---|---|---|\n",
     );
-    let backend = |depth: u32, medium: Medium| BackendKind::auto(depth, medium).as_str();
+    let backend = |job: &ColumnSettings, medium: Medium| {
+        BackendKind::auto(job.iodepth, medium, job.fdatasync_every.is_some()).as_str()
+    };
     for (c, job) in columns {
         let sync = match job.fdatasync_every {
             None => "—".to_string(),
@@ -367,10 +369,10 @@ pub(crate) fn column_settings(columns: &[(ColumnId, ColumnSettings)]) -> String 
             job.numjobs,
             job.iodepth,
             sync,
-            backend(job.iodepth, Medium::Disk),
+            backend(job, Medium::Disk),
             // tmpfs takes O_DIRECT (since Linux 6.6, as on the runners); ramfs never does.
-            backend(job.iodepth, Medium::MemoryDirect),
-            backend(job.iodepth, Medium::MemoryBuffered),
+            backend(job, Medium::MemoryDirect),
+            backend(job, Medium::MemoryBuffered),
         ));
     }
     md
@@ -657,7 +659,7 @@ mod tests {
             "{md}"
         );
         assert!(md.contains(
-            "| `sync-write` | write | 4 KiB | 1 × 1 | `fdatasync` | psync | libaio | psync |"
+            "| `sync-write` | write | 4 KiB | 1 × 1 | `fdatasync` | libaio | libaio | psync |"
         ));
         let html = page("methodology");
         for c in ColumnId::ALL {

@@ -49,7 +49,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = repeat_passes,
           default_value_t = DEFAULT_REPEAT)]
     pub repeat: u32,
-    /// I/O backend: auto (on a disk psync at depth 1, io_uring deeper; on tmpfs libaio),
+    /// I/O backend: auto (on a disk psync at depth 1, libaio for synced writes, io_uring
+    /// deeper; on tmpfs libaio),
     /// io_uring, libaio or psync
     #[arg(long, value_name = "auto|io_uring|libaio|psync")]
     pub engine: Option<String>,

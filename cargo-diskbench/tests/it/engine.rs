@@ -155,8 +155,11 @@ fn every_column_runs_end_to_end_and_records_sane_figures() {
         // Reads measure only reads, writes only writes.
         assert_eq!(t.read.is_some(), column.is_read(), "{}", t.id);
         assert_eq!(t.write.is_some(), !column.is_read(), "{}", t.id);
-        // auto: psync at depth 1, io_uring deeper where the kernel allows it.
-        let expected = if t.job.iodepth == 1 || !io_uring_available() {
+        // auto: psync at depth 1 (libaio for synced writes), io_uring deeper where the kernel
+        // allows it.
+        let expected = if t.job.sync != "none" {
+            "libaio"
+        } else if t.job.iodepth == 1 || !io_uring_available() {
             "psync"
         } else {
             "io_uring"

@@ -172,10 +172,13 @@ impl BackendKind {
         }
     }
 
-    /// The backend `--engine auto` picks for a job at this depth on this medium.
+    /// The backend `--engine auto` picks for a job at this depth on this medium, `synced`
+    /// when each write is followed by an fsync/fdatasync.
     ///
     /// On a disk, psync at depth 1 (one system call per I/O is the cheapest) and io_uring
-    /// deeper. On memory every I/O completes inside the system call, so a figure there is the
+    /// deeper; a synced write at depth 1 takes libaio, the published harness's path, which
+    /// spent less CPU per synced write than psync here (87.7 us against 95.5 us and fio's
+    /// 91.1 us: docs/benchmarks/2026-12-03-dev-vm/sync-write-cpu.md). On memory every I/O completes inside the system call, so a figure there is the
     /// cost of the I/O path itself, not of a device. With O_DIRECT, libaio at every depth:
     /// the published harness's path (fio `--ioengine=libaio`), which keeps the figure
     /// comparable with published tmpfs rows. Without O_DIRECT there is no published row to
@@ -184,11 +187,12 @@ impl BackendKind {
     /// latency holds the copies queued ahead of it, and on a starved CPU a short window can end
     /// before one completion is counted. psync times each I/O on its own. Where the chosen
     /// backend is refused, psync.
-    pub fn auto(iodepth: u32, medium: Medium) -> BackendKind {
+    pub fn auto(iodepth: u32, medium: Medium, synced: bool) -> BackendKind {
         match medium {
             Medium::MemoryDirect => BackendKind::Libaio,
             Medium::MemoryBuffered => BackendKind::Psync,
             Medium::Disk if iodepth > 1 => BackendKind::IoUring,
+            Medium::Disk if synced => BackendKind::Libaio,
             Medium::Disk => BackendKind::Psync,
         }
     }
@@ -211,17 +215,29 @@ mod tests {
     #[test]
     fn auto_takes_the_published_path_only_on_memory_with_o_direct() {
         for depth in [1, 32] {
-            assert_eq!(
-                BackendKind::auto(depth, Medium::MemoryDirect),
-                BackendKind::Libaio
-            );
-            assert_eq!(
-                BackendKind::auto(depth, Medium::MemoryBuffered),
-                BackendKind::Psync
-            );
+            for synced in [false, true] {
+                assert_eq!(
+                    BackendKind::auto(depth, Medium::MemoryDirect, synced),
+                    BackendKind::Libaio
+                );
+                assert_eq!(
+                    BackendKind::auto(depth, Medium::MemoryBuffered, synced),
+                    BackendKind::Psync
+                );
+                assert_eq!(
+                    BackendKind::auto(32, Medium::Disk, synced),
+                    BackendKind::IoUring
+                );
+            }
         }
-        assert_eq!(BackendKind::auto(1, Medium::Disk), BackendKind::Psync);
-        assert_eq!(BackendKind::auto(32, Medium::Disk), BackendKind::IoUring);
+        assert_eq!(
+            BackendKind::auto(1, Medium::Disk, false),
+            BackendKind::Psync
+        );
+        assert_eq!(
+            BackendKind::auto(1, Medium::Disk, true),
+            BackendKind::Libaio
+        );
     }
 
     #[test]
