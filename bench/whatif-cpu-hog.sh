@@ -13,8 +13,8 @@
 #                                             the tool's own default)
 #   EXTRA="--what-if-repeat 3" bench/whatif-cpu-hog.sh   (more options for every run)
 #
-# Needs root (the capped conditions). Runs for minutes with both cores and the disk busy: run
-# it under `flock /work/notes/machine.lock` on a shared machine.
+# Needs root (the capped conditions). Runs for minutes with both cores and the disk busy: on a
+# shared machine, run it when no other measurement is running.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -46,6 +46,7 @@ for _ in $(seq "$cores"); do
 done
 echo "CPU hog: $cores busy loops (nice 0), pids ${hogs[*]}"
 
+# shellcheck disable=SC2054 # the comma is --only's list, one word
 args=(steps --what-if --only cargo-build,sqlite --dir "$dir" --results "$dir/no-results")
 [ -z "$modules" ] || args+=(--crate-modules "$modules")
 # shellcheck disable=SC2206 # EXTRA is split on purpose
@@ -54,12 +55,14 @@ echo "command (in $dir): $bin ${args[*]} --json FILE"
 echo "started $(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # The verdict by experiment of one step in a record: cannot-tell, or the bound.
+# shellcheck disable=SC2016 # jq's $id, not the shell's
 verdict='.steps[] | select(.id == $id) |
   if .status != "ok" then "step-" + .status
   elif .what_if == null then "no-what-if"
   elif .what_if.cannot_tell then "cannot-tell"
   else .what_if.bound end'
 # How it came about: the runs per condition and the load.
+# shellcheck disable=SC2016 # jq's $id, not the shell's
 detail='.steps[] | select(.id == $id) | .what_if // empty |
   ([.baseline] + .conditions | map("\(.id) \(.runs)x \(.wall_s * 100 | round / 100) s")
    | join(", ")) + (if .load_avg_1m then ", load \(.load_avg_1m * 10 | round / 10)" else "" end)'
