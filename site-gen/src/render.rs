@@ -372,7 +372,7 @@ impl Site<'_> {
         ctx.insert("cdf_svg", &svg);
         ctx.insert("lat_rows", &lat_rows);
         ctx.insert("merged_runs", &merged_runs);
-        ctx.insert("steps", &crate::runner_steps::steps_view(self, r));
+        ctx.insert("steps", &crate::runner_steps::steps_view(self.ds, r));
         let history: Vec<crate::timeline::ChartView> = self
             .histories
             .iter()

@@ -7,15 +7,14 @@
 use record::{StepResult, StepStatus, what_if_notes};
 use serde_json::{Value, json};
 
-use crate::model::RunnerOverview;
-use crate::render::Site;
+use crate::model::{Dataset, RunnerOverview};
 use crate::stats::{fmt_s, fmt_times};
 
-pub(crate) fn steps_view(site: &Site<'_>, r: &RunnerOverview) -> Value {
+pub(crate) fn steps_view(ds: &Dataset, r: &RunnerOverview) -> Value {
     let Some(rec) = r
         .runs
         .iter()
-        .map(|&i| site.ds.record(i))
+        .map(|&i| ds.record(i))
         .find(|rec| !rec.steps.is_empty())
     else {
         return json!({"rows": [], "date": "", "notes": []});
@@ -32,7 +31,7 @@ pub(crate) fn steps_view(site: &Site<'_>, r: &RunnerOverview) -> Value {
                 "id": s.id, "name": s.name,
                 "status": match s.status { StepStatus::Ok => "ok", StepStatus::Failed => "failed", StepStatus::Skipped => "skipped" },
                 "wall": if ok { fmt_s(verdict_time_s(s)) } else { String::new() },
-                "runs": if ok { runs_behind(site, r, s) } else { Vec::new() },
+                "runs": if ok { runs_behind(ds, r, s) } else { Vec::new() },
                 // Published timings carry no CPU time: no "0 of N" for them.
                 "imported": rec.is_imported(),
                 "cpu": if ok && !rec.is_imported() { cores_busy(s, rec.runner.vcpus) } else { String::new() },
@@ -78,7 +77,7 @@ fn cores_busy(s: &StepResult, vcpus: u32) -> String {
 /// Each run behind the row's time, with its condition: the experiment's normal runs (and the
 /// run the step was timed in first), or, without an experiment, this step in each run of the
 /// window, newest first.
-fn runs_behind(site: &Site<'_>, r: &RunnerOverview, s: &StepResult) -> Vec<Value> {
+fn runs_behind(ds: &Dataset, r: &RunnerOverview, s: &StepResult) -> Vec<Value> {
     let run =
         |wall_s: f64, condition: String| json!({"wall": fmt_s(wall_s), "condition": condition});
     if let Some(b) = s.what_if.as_ref().and_then(|w| w.baseline.as_ref()) {
@@ -101,7 +100,7 @@ fn runs_behind(site: &Site<'_>, r: &RunnerOverview, s: &StepResult) -> Vec<Value
     let window: Vec<Value> = r
         .runs
         .iter()
-        .map(|&i| site.ds.record(i))
+        .map(|&i| ds.record(i))
         .filter_map(|rec| {
             let t = rec
                 .steps
