@@ -105,7 +105,6 @@ mod tests {
             ]
         };
         let mut cases = vec![
-            ("run", "ramp", suite::DEFAULT_RAMP_S.to_string()),
             (
                 "run",
                 "size",

@@ -415,8 +415,15 @@ fn job_loop<B: Backend>(
         };
         depth
     ];
-    let measure_from = start + plan.ramp.as_nanos() as u64;
-    let fixed_end = plan.runtime.map(|r| measure_from + r.as_nanos() as u64);
+    // The longest ramp; a steady window's parent may start measuring sooner, once the rate
+    // has settled (steady_window.rs).
+    let ramp_end = start + plan.ramp.as_nanos() as u64;
+    let measure_from_now = || match plan.steady.map(|w| w.start_ns()) {
+        Some(at) if at != u64::MAX => at,
+        _ => ramp_end,
+    };
+    let mut measure_from = ramp_end;
+    let fixed_end = plan.runtime.map(|r| ramp_end + r.as_nanos() as u64);
     // A steady window's end is set by the parent once the rule is met (u64::MAX until then).
     // `runtime` then bounds it, should the parent never decide.
     let window_end = || match plan.steady {
@@ -478,9 +485,20 @@ fn job_loop<B: Backend>(
             }
         }
         let t_done = backend.now_ns();
-        if !measuring && t_done >= measure_from {
+        if !measuring && t_done >= measure_from_now() {
             measuring = true;
+            measure_from = measure_from_now();
             cpu_at_start = CpuTime::process();
+        } else if measuring && measure_from_now() > measure_from {
+            // The parent restarted the window (the rate moved right after the ramp): what
+            // was counted so far was ramp after all.
+            measure_from = measure_from_now();
+            stats.hist = [LatencyHist::new(), LatencyHist::new()];
+            stats.sync_hist = LatencyHist::new();
+            stats.ios = [0; 2];
+            stats.bytes = [0; 2];
+            cpu_at_start = CpuTime::process();
+            measuring = t_done >= measure_from;
         }
         let window_end = window_end();
         let counting = measuring && window_end.is_none_or(|end| t_done <= end);
@@ -553,7 +571,7 @@ fn job_loop<B: Backend>(
         .unwrap_or_else(CpuTime::process)
         .since(cpu_at_start);
     stats.window = match (plan.size_based, window_end()) {
-        (false, Some(end)) => Duration::from_nanos(end - measure_from),
+        (false, Some(end)) => Duration::from_nanos(end.saturating_sub(measure_from)),
         _ => Duration::from_nanos(last_done.saturating_sub(measure_from)),
     };
     Ok(stats)
@@ -605,9 +623,11 @@ mod tests {
             runtime_ns: u64,
             ramp_ns: u64,
         },
-        /// A steady window whose end the "parent" set at `end_ns` (absolute, the fake's clock).
+        /// A steady window whose end the "parent" set at `end_ns` (absolute, the fake's clock),
+        /// and, when Some, its start at `start_ns` (a ramp that settled before `ramp_ns`).
         Steady {
             ramp_ns: u64,
+            start_ns: Option<u64>,
             end_ns: u64,
         },
     }
@@ -619,15 +639,33 @@ mod tests {
         until: Until,
         abort: &AtomicBool,
     ) -> Result<WorkerStats, WorkerError> {
+        let window = crate::steady_window::WindowShared::new().unwrap();
+        run_with(spec, fake, until, abort, &window)
+    }
+
+    /// [`run`] with a steady window the test holds (a script can move its start).
+    fn run_with(
+        spec: &JobSpec,
+        fake: &mut Fake,
+        until: Until,
+        abort: &AtomicBool,
+        window: &crate::steady_window::WindowShared,
+    ) -> Result<WorkerStats, WorkerError> {
         let barrier = StartGate::new(1);
         let start = OnceLock::new();
-        let window = crate::steady_window::WindowShared::new().unwrap();
         let mut steady = None;
         let (runtime, ramp, size_based) = match until {
             Until::Size => (None, Duration::ZERO, true),
-            Until::Steady { ramp_ns, end_ns } => {
+            Until::Steady {
+                ramp_ns,
+                start_ns,
+                end_ns,
+            } => {
+                if let Some(at) = start_ns {
+                    window.start_at(at);
+                }
                 window.end_at(end_ns);
-                steady = Some(&window);
+                steady = Some(window);
                 (None, Duration::from_nanos(ramp_ns), false)
             }
             Until::Time {
@@ -968,12 +1006,62 @@ mod tests {
             let mut fake = Fake::new(depth, START_NS, constant(MS));
             let until = Until::Steady {
                 ramp_ns,
+                start_ns: None,
                 end_ns: START_NS + ramp_ns + 10 * MS,
             };
             let stats = run(&spec, &mut fake, until, &no_abort()).ok().unwrap();
             assert_eq!(stats.ios[READ], 10 * depth as u64, "depth {depth}");
             assert_eq!(stats.window, Duration::from_millis(10));
             assert_eq!(fake.prepared.len() as u32, 13 * depth, "depth {depth}");
+        }
+    }
+
+    /// A ramp the parent ended early (its rate settled) starts the count there, not at the
+    /// longest ramp.
+    #[test]
+    fn a_steady_window_counts_from_the_start_the_parent_set() {
+        for depth in [1u32, 3] {
+            let spec = spec(Pattern::RandRead, 1024, SyncMode::None);
+            let mut fake = Fake::new(depth, START_NS, constant(MS));
+            let until = Until::Steady {
+                ramp_ns: 5 * MS + MS / 2,
+                start_ns: Some(START_NS + 2 * MS + MS / 2),
+                end_ns: START_NS + 12 * MS + MS / 2,
+            };
+            let stats = run(&spec, &mut fake, until, &no_abort()).ok().unwrap();
+            assert_eq!(stats.ios[READ], 10 * depth as u64, "depth {depth}");
+            assert_eq!(stats.window, Duration::from_millis(10));
+        }
+    }
+
+    /// A window the parent starts again while the job measures drops what was counted
+    /// before (latencies too) and counts from the new start only.
+    #[test]
+    fn a_window_started_again_counts_from_the_new_start_only() {
+        for depth in [1u32, 3] {
+            let window = Arc::new(crate::steady_window::WindowShared::new().unwrap());
+            let parent = window.clone();
+            // Measuring from 2.5 ms; while preparing I/O number 4 * depth (at 4 ms) the
+            // parent moves the start to 8.5 ms: without the drop, 16 reads per slot count.
+            let script: Script = Box::new(move |n, _| {
+                if n == 4 * depth as u64 {
+                    parent.start_at(START_NS + 8 * MS + MS / 2);
+                }
+                Step::full(MS)
+            });
+            let mut fake = Fake::new(depth, START_NS, script);
+            let spec = spec(Pattern::RandRead, 1024, SyncMode::None);
+            let until = Until::Steady {
+                ramp_ns: 2 * MS + MS / 2,
+                start_ns: None,
+                end_ns: START_NS + 18 * MS + MS / 2,
+            };
+            let stats = run_with(&spec, &mut fake, until, &no_abort(), &window)
+                .ok()
+                .unwrap();
+            assert_eq!(stats.window, Duration::from_millis(10), "depth {depth}");
+            assert_eq!(stats.ios[READ], 10 * depth as u64, "depth {depth}");
+            assert_eq!(stats.hist[READ].count(), 10 * depth as u64, "depth {depth}");
         }
     }
 

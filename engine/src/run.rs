@@ -17,6 +17,7 @@ use crate::fileprep::PrepOptions;
 use crate::hist::LatencyHist;
 use crate::job::{EngineChoice, JobSpec, Layout, SyncMode, Termination};
 use crate::job_loop::{Gate, Plan, READ, WRITE, WorkerError, WorkerStats, run_worker};
+use crate::steady_window::Decision;
 use crate::testfile::{self, CreatedFiles, OpenedFile};
 use record::size::format_bytes as format_size;
 use record::{BackendKind, Cpu, DirectionStats, EngineUsed, FilePreparation, Medium, TestResult};
@@ -481,18 +482,28 @@ pub(crate) fn execute(
             && ended.is_none()
         {
             let now = mono_ns();
-            if let Some(how) = watch.observe(now.saturating_sub(s), w.done_total()) {
-                w.end_at(now);
-                ended = Some(how);
+            match watch.observe(now.saturating_sub(s), w.done_total()) {
+                Some(Decision::MeasureFrom) => {
+                    w.start_at(s + watch.measure_from_ns().unwrap_or(now.saturating_sub(s)))
+                }
+                Some(Decision::End(how)) => {
+                    w.end_at(now);
+                    ended = Some(how);
+                }
+                None => {}
             }
         }
         let elapsed = started
             .map(|s| Duration::from_nanos(mono_ns().saturating_sub(s)))
             .unwrap_or_default();
+        let measuring = match watch.as_ref() {
+            Some(watch) => watch.ramp_s().is_some(),
+            None => elapsed >= ramp,
+        };
         progress(&Progress::Tick {
             name: &spec.name,
             elapsed_s: elapsed.as_secs_f64(),
-            measuring: elapsed >= ramp,
+            measuring,
         });
     };
     let cpu_before = CpuTime::process();
@@ -557,19 +568,23 @@ pub(crate) fn execute(
     };
     let how_ended = ended.unwrap_or(crate::steady_window::Ended::MaxTime);
     let mut intervals = Vec::new();
+    let mut ramp_s = None;
     if let Some(w) = watch.as_mut() {
         if how_ended == crate::steady_window::Ended::MaxTime {
             notes.push(w.max_time_note());
         }
         intervals = w.interval_rates().iter().map(|r| r.round()).collect();
+        // To the millisecond: the parent decides on 50 ms ticks.
+        ramp_s = w.ramp_s().map(|s| (s * 1000.0).round() / 1000.0);
     }
     let mut result = summarise(spec, plan.size_based, whole_run_cpu, engine, notes, &stats);
-    if let Termination::Steady { rule, .. } = spec.termination {
+    if let Termination::Steady { rule, ramp, .. } = spec.termination {
         result.window = Some(record::MeasuredWindow {
             // Jobs that stopped by themselves passed the longest window.
             ended: how_ended.as_str().into(),
-            rule: rule.describe(),
+            rule: rule.describe(ramp),
             interval_iops: intervals,
+            ramp_s,
         });
     }
     Ok(result)

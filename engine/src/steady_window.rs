@@ -1,25 +1,27 @@
-//! The default suite's measured window: each column measures until its figure is known well
-//! enough by a stated rule ([`SteadyRule`]), or until the published harness's 20 s, instead of
-//! for a fixed time. `--runtime`, `--ramp` and `--preset published` keep a fixed window for
-//! exact reproduction.
+//! The default suite's measured window: each column warms up until its rate settles and
+//! measures until its figure is known well enough by a stated rule ([`SteadyRule`]), or until
+//! the published harness's 20 s, instead of for a fixed time. `--runtime`, `--ramp` and
+//! `--preset published` keep a fixed window for exact reproduction.
 //!
 //! Why: the harness spends about 150 s on its six columns, most of it measuring figures that
-//! were settled after a few seconds. fio's steady-state options (`ss=iops_slope`, `ss_dur`)
-//! are the anchor: a window ends when its figure stops moving. Two differences, both on
-//! purpose:
+//! were settled after a few seconds. fio's steady-state options (`ss=iops_slope`, `ss_dur`,
+//! `ss_ramp`) are the anchor: a window ends when its figure stops moving. Three choices, all
+//! on purpose:
 //!
 //! - The rule judges precision and drift together, on 0.5 s intervals of the whole measured
 //!   window: the mean's 95 % confidence half-width within `ci_pct` of the mean, and the two
 //!   halves' means within `drift_pct` of each other. A figure still moving fails the second
-//!   test; a noisy one the first, and measures on.
-//! - A write column on new files can drift for a reason the intervals do not show in time:
-//!   first writes into unwritten (fallocated) blocks turn into overwrites as the window goes
-//!   on. Where the share of first writes would change by more than
-//!   [`FIRST_WRITE_SHARE_POINTS`] over the longest window, the column is never cut short: it
-//!   measures the whole window, as the harness does ([`Drift`]).
-//!
-//! The ramp stays the harness's 2 s: on a write column it also decides how much of the new
-//! file is converted when measuring starts.
+//!   test; a noisy one the first, and measures on. 5 % each: the same column on the same disk
+//!   moves by 16-56 % between runs a minute apart (docs/benchmarks/2026-12-03-dev-vm), so
+//!   a tighter bound inside one window buys time, not repeatability.
+//! - The ramp ends once two 0.5 s intervals in a row agree within [`RAMP_SETTLE_PCT`], after
+//!   at least `min_ramp`, at most the harness's 2 s; never sooner than 2 s on a write column
+//!   whose file would be in a different state when its window starts than the harness's is.
+//! - A write column on a new file drifts for a reason its intervals do not show in time: the
+//!   engine writes every block of the file once per pass (fio's random map, `prng.rs`), so
+//!   the first pass is all first writes into unwritten (fallocated) blocks and every later
+//!   pass all overwrites. Where a first pass would end inside the longest window, the column
+//!   is never cut short: it measures the whole window, as the harness does ([`Drift`]).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -27,11 +29,20 @@ use std::time::Duration;
 /// The length of one interval the rule judges.
 pub const INTERVAL: Duration = Duration::from_millis(500);
 
-/// The most a write column's share of first writes may change over the longest window
-/// (percentage points) for the column to stop early. At a first write costing up to twice an
-/// overwrite, 10 points move the whole window's figure by at most 5 %, and a window cut
-/// short at most about half that from the whole window's.
-pub const FIRST_WRITE_SHARE_POINTS: f64 = 10.0;
+/// Two ramp intervals in a row within this percentage of each other: the rate has settled.
+pub const RAMP_SETTLE_PCT: f64 = 10.0;
+
+/// Right after the ramp, an interval this far (percent) from the window's mean so far means
+/// the rate was still moving: the window starts again from there ([`SteadyWatch::observe`]).
+pub const RESTART_PCT: f64 = 25.0;
+
+/// The most times a window starts again, and only before `ramp + min_window` from the start.
+const MAX_RESTARTS: u32 = 3;
+
+/// A rate estimate's allowance when predicting where a first pass ends: the pass counts as
+/// ending inside the window up to this factor past the window's end, and as already over
+/// only at this many passes (the jobs of a four-job column do not run in step).
+const PASS_MARGIN: f64 = 1.25;
 
 /// When a column's figure counts as known.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,6 +55,9 @@ pub struct SteadyRule {
     pub ci_pct: u32,
     /// The two halves' means apart by at most this percentage of the mean.
     pub drift_pct: u32,
+    /// The ramp may end this soon once the rate has settled; the column's ramp is the
+    /// longest. At or above the column's ramp: a fixed ramp (`--ramp` given).
+    pub min_ramp: Duration,
 }
 
 impl SteadyRule {
@@ -51,22 +65,38 @@ impl SteadyRule {
     pub const DEFAULT: SteadyRule = SteadyRule {
         min_window: Duration::from_secs(3),
         max_window: Duration::from_secs(20),
-        ci_pct: 3,
-        drift_pct: 3,
+        ci_pct: 5,
+        drift_pct: 5,
+        min_ramp: Duration::from_secs(1),
     };
 
-    /// The rule in one line, as the record keeps it.
-    pub fn describe(&self) -> String {
+    /// The rule in one line, as the record keeps it, for a column whose longest ramp is
+    /// `ramp`.
+    pub fn describe(&self, ramp: Duration) -> String {
+        let ramp_text = if self.min_ramp < ramp {
+            format!(
+                "the ramp ends once two intervals in a row agree within {RAMP_SETTLE_PCT}%, \
+                 after {} to {} s, and starts again (up to {MAX_RESTARTS} times, in the first \
+                 {} s) at an interval {RESTART_PCT}% off the window so far (neither on a \
+                 write column whose new file would start the window in another state than \
+                 after the whole {} s)",
+                self.min_ramp.as_secs_f64(),
+                ramp.as_secs_f64(),
+                (ramp + self.min_window).as_secs_f64(),
+                ramp.as_secs_f64(),
+            )
+        } else {
+            format!("after a {} s ramp", ramp.as_secs_f64())
+        };
         format!(
-            "0.5 s intervals; steady when the mean's 95% confidence half-width is within \
-             {}% and the two halves' means within {}% of it, after at least {} s; at most {} \
-             s; a write column whose share of first writes could change by more than {} \
-             points runs the whole {} s",
+            "0.5 s intervals; {ramp_text}; steady when the mean's 95% confidence half-width \
+             is within {}% and the two halves' means within {}% of it, after at least {} s; \
+             at most {} s; a write column whose first pass over its new file would end \
+             inside the {} s runs all of it",
             self.ci_pct,
             self.drift_pct,
             self.min_window.as_secs_f64(),
             self.max_window.as_secs_f64(),
-            FIRST_WRITE_SHARE_POINTS,
             self.max_window.as_secs_f64(),
         )
     }
@@ -77,34 +107,18 @@ impl SteadyRule {
 pub enum Drift {
     /// Reads, or writes into blocks written before: nothing changes underneath.
     None,
-    /// Sequential writes into a new file of `file_bytes` per job: first writes until the
-    /// writer wraps around, overwrites after.
-    FreshSequential { file_bytes: u64 },
-    /// Random writes into a new file of `file_bytes` per job: the share of blocks never
-    /// written falls as e^(-writes per block).
-    FreshRandom { file_bytes: u64 },
+    /// Writes into a new file of `file_bytes` per job, each block once per pass (in order, or
+    /// in fio's random order): first writes until the pass ends, overwrites after.
+    NewFile { file_bytes: u64 },
 }
 
 impl Drift {
-    /// Percentage points the share of first writes changes between `from_s` and `to_s` after
-    /// the start, at `bytes_s_per_job`.
-    fn first_write_share_change(self, bytes_s_per_job: f64, from_s: f64, to_s: f64) -> f64 {
+    /// Passes over each job's file after `done` I/Os of `block_bytes` by `numjobs` jobs.
+    fn passes(self, done: f64, block_bytes: f64, numjobs: f64) -> f64 {
         match self {
-            Drift::None => 0.0,
-            Drift::FreshSequential { file_bytes } => {
-                let passes = |t: f64| bytes_s_per_job * t / file_bytes.max(1) as f64;
-                // All first writes before the first wrap, all overwrites after: a wrap inside
-                // the window changes the share completely.
-                if passes(from_s) < 1.0 && passes(to_s) > 1.0 {
-                    100.0
-                } else {
-                    0.0
-                }
-            }
-            Drift::FreshRandom { file_bytes } => {
-                let never_written =
-                    |t: f64| (-bytes_s_per_job * t / file_bytes.max(1) as f64).exp();
-                100.0 * (never_written(from_s) - never_written(to_s))
+            Drift::None => f64::INFINITY,
+            Drift::NewFile { file_bytes } => {
+                done * block_bytes / numjobs / file_bytes.max(1) as f64
             }
         }
     }
@@ -128,15 +142,32 @@ impl Ended {
     }
 }
 
-/// Watches one column's completions and says when its window ends.
+/// What the watch decided at a look.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Decision {
+    /// The ramp is over: measure from now.
+    MeasureFrom,
+    /// The window is over, so.
+    End(Ended),
+}
+
+/// Watches one column's completions and says when its ramp and its window end.
 pub(crate) struct SteadyWatch {
     rule: SteadyRule,
     drift: Drift,
+    /// The longest ramp, and the shortest.
     ramp_ns: u64,
+    min_ramp_ns: u64,
     block_bytes: f64,
     numjobs: f64,
+    /// Since the start, when measuring began, and the I/Os done by then.
+    measure_from: Option<(u64, u64)>,
+    /// Times the window started again.
+    restarts: u32,
     /// (time since the start, I/Os done) at the last interval boundary.
     last: Option<(u64, u64)>,
+    /// I/Os per second of each whole interval of the ramp.
+    ramp_rates: Vec<f64>,
     /// I/Os per second of each whole interval since the ramp.
     rates: Vec<f64>,
     /// Why the drift check kept the column going, said once.
@@ -154,13 +185,20 @@ impl SteadyWatch {
         block_bytes: u64,
         numjobs: u32,
     ) -> SteadyWatch {
+        let ramp_ns = ramp.as_nanos() as u64;
+        // No ramp: measuring starts with the jobs.
+        let measure_from = (ramp_ns == 0).then_some((0, 0));
         SteadyWatch {
             rule,
             drift,
-            ramp_ns: ramp.as_nanos() as u64,
+            ramp_ns,
+            min_ramp_ns: (rule.min_ramp.as_nanos() as u64).min(ramp_ns),
             block_bytes: block_bytes as f64,
             numjobs: numjobs.max(1) as f64,
-            last: None,
+            measure_from,
+            restarts: 0,
+            last: measure_from,
+            ramp_rates: Vec::new(),
             rates: Vec::new(),
             drift_note: None,
             last_figures: None,
@@ -168,31 +206,122 @@ impl SteadyWatch {
     }
 
     /// `since_start_ns` after the jobs started, they had completed `done` I/Os between them
-    /// (the ramp's included). Some when the window ends now.
-    pub(crate) fn observe(&mut self, since_start_ns: u64, done: u64) -> Option<Ended> {
-        if since_start_ns < self.ramp_ns {
-            return None;
-        }
+    /// (the ramp's included). Some when the ramp or the window ends now.
+    pub(crate) fn observe(&mut self, since_start_ns: u64, done: u64) -> Option<Decision> {
         let interval_ns = INTERVAL.as_nanos() as u64;
-        let Some((t0, n0)) = self.last else {
-            // The first look after the ramp starts the first interval.
-            self.last = Some((since_start_ns, done));
-            return None;
+        let Some((from_ns, done_at_from)) = self.measure_from else {
+            return self.observe_ramp(since_start_ns, done);
         };
-        let measured_ns = since_start_ns - self.ramp_ns;
+        let measured_ns = since_start_ns.saturating_sub(from_ns);
         if measured_ns >= self.rule.max_window.as_nanos() as u64 {
-            return Some(Ended::MaxTime);
+            return Some(Decision::End(Ended::MaxTime));
         }
+        let (t0, n0) = self.last.unwrap_or((from_ns, done_at_from));
         if since_start_ns - t0 < interval_ns {
             return None;
         }
         let rate = done.saturating_sub(n0) as f64 / ((since_start_ns - t0) as f64 / 1e9);
+        if self.moved_after_the_ramp(since_start_ns, done, rate) {
+            // The ramp settled too soon (a level the disk left right after, as reads just
+            // after the files were written can): what was measured was ramp after all.
+            self.restarts += 1;
+            self.ramp_rates.push(rate);
+            self.measure_from = Some((since_start_ns, done));
+            self.last = Some((since_start_ns, done));
+            self.rates.clear();
+            return Some(Decision::MeasureFrom);
+        }
         self.rates.push(rate);
         self.last = Some((since_start_ns, done));
         if measured_ns < self.rule.min_window.as_nanos() as u64 {
             return None;
         }
-        self.judge().then_some(Ended::Steady)
+        self.judge().then_some(Decision::End(Ended::Steady))
+    }
+
+    /// Whether an interval of `rate`, just after the ramp, says the rate was still moving
+    /// and the window may start again now.
+    fn moved_after_the_ramp(&self, since_start_ns: u64, done: u64, rate: f64) -> bool {
+        let early = since_start_ns < self.ramp_ns + self.rule.min_window.as_nanos() as u64;
+        if !early || self.restarts >= MAX_RESTARTS || self.ramp_ns == 0 {
+            return false;
+        }
+        // Compared with the window so far, or with the ramp's last interval (the one that
+        // started the window again, after a new start).
+        let before = if self.rates.is_empty() {
+            match self.ramp_rates.last() {
+                Some(&r) => r,
+                None => return false,
+            }
+        } else {
+            self.rates.iter().sum::<f64>() / self.rates.len() as f64
+        };
+        before > 0.0
+            && (rate - before).abs() > before * RESTART_PCT / 100.0
+            && self.start_may_move(since_start_ns, done, rate)
+    }
+
+    /// During the ramp: whether it ends now.
+    fn observe_ramp(&mut self, since_start_ns: u64, done: u64) -> Option<Decision> {
+        let interval_ns = INTERVAL.as_nanos() as u64;
+        let (t0, n0) = self.last.unwrap_or((0, 0));
+        if since_start_ns - t0 >= interval_ns {
+            let rate = done.saturating_sub(n0) as f64 / ((since_start_ns - t0) as f64 / 1e9);
+            self.ramp_rates.push(rate);
+            self.last = Some((since_start_ns, done));
+        }
+        let over = since_start_ns >= self.ramp_ns
+            || (since_start_ns >= self.min_ramp_ns && self.settled(since_start_ns, done));
+        if !over {
+            return None;
+        }
+        // At the longest ramp the jobs start by themselves, whenever the parent looks.
+        let from_ns = since_start_ns.min(self.ramp_ns);
+        self.measure_from = Some((from_ns, done));
+        self.last = Some((from_ns, done));
+        Some(Decision::MeasureFrom)
+    }
+
+    /// Whether the ramp's rate has settled and the window can start now without the file
+    /// being in another state than at the harness's ramp end.
+    fn settled(&self, since_start_ns: u64, done: u64) -> bool {
+        let [.., a, b] = self.ramp_rates[..] else {
+            return false;
+        };
+        if a <= 0.0 || b <= 0.0 || (a - b).abs() > a.max(b) * RAMP_SETTLE_PCT / 100.0 {
+            return false;
+        }
+        self.start_may_move(since_start_ns, done, b)
+    }
+
+    /// Whether the window may start at `since_start_ns` rather than at the harness's ramp
+    /// end, `done` I/Os in, at `rate`: the file is in the state it would be in there.
+    fn start_may_move(&self, since_start_ns: u64, done: u64, rate: f64) -> bool {
+        let b = rate;
+        let passes = self
+            .drift
+            .passes(done as f64, self.block_bytes, self.numjobs);
+        if passes >= PASS_MARGIN {
+            // Every job is past its first pass (or nothing drifts): overwrites from here on,
+            // as after the harness's ramp.
+            return true;
+        }
+        // First writes now; the same at the harness's window start only if the first pass
+        // outlasts its whole window.
+        let per_s = self.drift.passes(b, self.block_bytes, self.numjobs);
+        let pass_ends_s = since_start_ns as f64 / 1e9 + (1.0 - passes) / per_s.max(1e-12);
+        let harness_end_s = (self.ramp_ns as f64 / 1e9) + self.rule.max_window.as_secs_f64();
+        pass_ends_s > harness_end_s * PASS_MARGIN
+    }
+
+    /// Seconds of ramp before measuring began (None while the ramp runs).
+    pub(crate) fn ramp_s(&self) -> Option<f64> {
+        self.measure_from.map(|(t, _)| t as f64 / 1e9)
+    }
+
+    /// Since the start, when measuring began (None while the ramp runs).
+    pub(crate) fn measure_from_ns(&self) -> Option<u64> {
+        self.measure_from.map(|(t, _)| t)
     }
 
     /// Whether the intervals so far meet the rule.
@@ -216,27 +345,35 @@ impl SteadyWatch {
         {
             return false;
         }
-        let ramp_s = self.ramp_ns as f64 / 1e9;
-        let bytes_s_per_job = mean * self.block_bytes / self.numjobs;
-        let change = self.drift.first_write_share_change(
-            bytes_s_per_job,
-            ramp_s,
-            ramp_s + self.rule.max_window.as_secs_f64(),
-        );
-        if change > FIRST_WRITE_SHARE_POINTS {
-            if self.drift_note.is_none() {
-                self.drift_note = Some(format!(
-                    "measured the whole {} s: at {:.0} MiB/s per job into a new file, the \
-                     share of first writes (into unwritten blocks) would change by {:.0} \
-                     points over the window, so a shorter one would read a different figure",
-                    self.rule.max_window.as_secs_f64(),
-                    bytes_s_per_job / (1 << 20) as f64,
-                    change
-                ));
-            }
-            return false;
+        let Drift::NewFile { file_bytes } = self.drift else {
+            return true;
+        };
+        let done_at_start = self.measure_from.map_or(0, |(_, d)| d) as f64;
+        let passes_at_start = self
+            .drift
+            .passes(done_at_start, self.block_bytes, self.numjobs);
+        if passes_at_start >= PASS_MARGIN {
+            return true;
         }
-        true
+        let per_s = self.drift.passes(mean, self.block_bytes, self.numjobs);
+        let pass_ends_s = (1.0 - passes_at_start) / per_s.max(1e-12);
+        let window_s = self.rule.max_window.as_secs_f64();
+        if pass_ends_s > window_s * PASS_MARGIN {
+            // First writes all through the longest window: nothing changes underneath.
+            return true;
+        }
+        if self.drift_note.is_none() {
+            self.drift_note = Some(format!(
+                "measured the whole {window_s} s: at {:.0} MiB/s per job, the first pass over \
+                 each new {} file (first writes into unwritten blocks) ends about {:.0} s into \
+                 the window and overwrites follow, so a shorter window would read another mix \
+                 of the two than the harness's {window_s} s",
+                mean * self.block_bytes / self.numjobs / (1 << 20) as f64,
+                record::size::format_bytes(file_bytes),
+                pass_ends_s.max(0.0),
+            ));
+        }
+        false
     }
 }
 
@@ -247,12 +384,14 @@ pub(crate) const MAX_JOBS: usize = 32;
 #[repr(C, align(64))]
 struct Padded(AtomicU64);
 
-/// What the parent and every job of a steady column share: the window's end, which the
-/// parent sets when the rule is met, and each job's completions, which the parent reads to
-/// judge. In one page of shared anonymous memory, so job processes forked after it see the
-/// same page.
+/// What the parent and every job of a steady column share: the window's start and end, which
+/// the parent sets when the ramp settles and when the rule is met, and each job's
+/// completions, which the parent reads to judge. In one page of shared anonymous memory, so
+/// job processes forked after it see the same page.
 #[repr(C)]
 struct WindowPage {
+    /// CLOCK_MONOTONIC ns at which measuring starts; `u64::MAX` until decided.
+    start_ns: Padded,
     /// CLOCK_MONOTONIC ns at which measuring ends; `u64::MAX` until decided.
     end_ns: Padded,
     done: [Padded; MAX_JOBS],
@@ -287,6 +426,7 @@ impl WindowShared {
             return Err(std::io::Error::last_os_error());
         }
         let w = WindowShared { page };
+        w.page().start_ns.0.store(u64::MAX, Ordering::Relaxed);
         w.page().end_ns.0.store(u64::MAX, Ordering::Relaxed);
         Ok(w)
     }
@@ -295,6 +435,17 @@ impl WindowShared {
         // SAFETY: the page is mapped, writable, zero-filled (every counter 0), page-aligned
         // (so 64-byte aligned) and lives as long as `self`; WindowPage is only atomics.
         unsafe { &*(self.page as *const WindowPage) }
+    }
+
+    /// When measuring starts (`u64::MAX` while the ramp runs).
+    pub(crate) fn start_ns(&self) -> u64 {
+        self.page().start_ns.0.load(Ordering::Relaxed)
+    }
+
+    /// Start measuring at `at_ns`; a later call starts the window again there (the jobs
+    /// drop what they counted before it). The parent is the only writer.
+    pub(crate) fn start_at(&self, at_ns: u64) {
+        self.page().start_ns.0.store(at_ns, Ordering::Relaxed);
     }
 
     /// When measuring ends (`u64::MAX` while the rule has not decided).
@@ -382,127 +533,216 @@ mod tests {
     use super::*;
 
     const MS: u64 = 1_000_000;
+    const GIB: u64 = 1 << 30;
 
-    /// Feed `rate(interval index)` I/Os per second, looking every 50 ms, until the watch ends
-    /// the window; (how, measured seconds).
-    fn watch(w: &mut SteadyWatch, rate: impl Fn(usize) -> f64) -> (Ended, f64) {
+    /// How a watched column went: the ramp's seconds (to the window's last start), how the
+    /// window ended, the seconds measured and the times it started again.
+    #[derive(Debug, PartialEq)]
+    struct Watched {
+        ramp_s: f64,
+        ended: Ended,
+        measured_s: f64,
+        restarts: u32,
+    }
+
+    /// Feed `rate(seconds since the start)` I/Os per second, looking every 50 ms, until the
+    /// watch ends the window.
+    fn watch(w: &mut SteadyWatch, rate: impl Fn(f64) -> f64) -> Watched {
         let mut done = 0.0;
         let mut t = 0u64;
+        let mut starts = 0;
         loop {
             t += 50 * MS;
-            let since_ramp = t.saturating_sub(w.ramp_ns);
-            done += rate((since_ramp / (500 * MS)) as usize) * 0.05;
-            if let Some(e) = w.observe(t, done as u64) {
-                return (e, (t - w.ramp_ns) as f64 / 1e9);
+            done += rate(t as f64 / 1e9) * 0.05;
+            match w.observe(t, done as u64) {
+                Some(Decision::MeasureFrom) => starts += 1,
+                Some(Decision::End(ended)) => {
+                    let from = w.measure_from_ns().expect("a window ends after its start");
+                    return Watched {
+                        ramp_s: from as f64 / 1e9,
+                        ended,
+                        measured_s: (t - from) as f64 / 1e9,
+                        restarts: starts.max(1) - 1,
+                    };
+                }
+                None => {}
             }
             assert!(t < 60_000 * MS, "the watch never ended the window");
         }
     }
 
+    fn new_watch(rule: SteadyRule, drift: Drift, block_bytes: u64, numjobs: u32) -> SteadyWatch {
+        SteadyWatch::new(rule, drift, Duration::from_secs(2), block_bytes, numjobs)
+    }
+
     fn read_watch() -> SteadyWatch {
-        SteadyWatch::new(
-            SteadyRule::DEFAULT,
-            Drift::None,
-            Duration::from_secs(2),
-            4096,
-            1,
-        )
+        new_watch(SteadyRule::DEFAULT, Drift::None, 4096, 1)
+    }
+
+    /// +-`pct` % around 10,000 IOPS, alternating every 0.5 s interval.
+    fn alternating(pct: f64) -> impl Fn(f64) -> f64 {
+        move |t: f64| {
+            let i = (t / 0.5) as u64;
+            10_000.0 * (1.0 + pct / 100.0 * if i.is_multiple_of(2) { 1.0 } else { -1.0 })
+        }
     }
 
     #[test]
-    fn a_steady_figure_ends_after_the_shortest_window() {
+    fn a_steady_figure_ends_its_ramp_and_its_window_soonest() {
         // 1 % noise around 10,000 IOPS.
-        let (how, secs) = watch(&mut read_watch(), |i| {
-            10_000.0 * (1.0 + 0.01 * ((i * 7 % 5) as f64 - 2.0) / 2.0)
+        let w = watch(&mut read_watch(), |t| {
+            10_000.0 * (1.0 + 0.01 * (((t / 0.5) as u64 * 7 % 5) as f64 - 2.0) / 2.0)
         });
-        assert_eq!(how, Ended::Steady);
-        assert!((3.0..4.0).contains(&secs), "{secs}");
+        assert_eq!(w.ended, Ended::Steady);
+        assert!((1.0..1.2).contains(&w.ramp_s), "{w:?}");
+        assert!((3.0..3.6).contains(&w.measured_s), "{w:?}");
+    }
+
+    #[test]
+    fn a_ramp_that_does_not_settle_runs_its_longest_and_a_fixed_one_never_ends_sooner() {
+        // Climbing 20 % per interval for the first 2.5 s, flat after.
+        let climbing = |t: f64| 10_000.0 * 1.2f64.powf((t / 0.5).floor().min(5.0));
+        let w = watch(&mut read_watch(), climbing);
+        assert!((2.0..2.1).contains(&w.ramp_s), "{w:?}");
+        // --ramp given: a fixed ramp even when the rate settled at once.
+        let fixed = SteadyRule {
+            min_ramp: Duration::from_secs(2),
+            ..SteadyRule::DEFAULT
+        };
+        let w = watch(&mut new_watch(fixed, Drift::None, 4096, 1), |_| 10_000.0);
+        assert!((2.0..2.1).contains(&w.ramp_s), "{w:?}");
+        // No ramp at all: measuring starts with the jobs.
+        let mut none = SteadyWatch::new(SteadyRule::DEFAULT, Drift::None, Duration::ZERO, 4096, 1);
+        assert_eq!(none.ramp_s(), Some(0.0));
+        assert_eq!(watch(&mut none, |_| 10_000.0).ended, Ended::Steady);
+    }
+
+    #[test]
+    fn a_level_the_disk_leaves_right_after_the_ramp_starts_the_window_again() {
+        // 2,500 IOPS for the first 2.5 s (reads just after the files were written), then
+        // 13,000: the ramp settles at 1 s on the low level, the window starts again when
+        // the rate leaves it and then ends as soon as a steady figure can.
+        let w = watch(
+            &mut read_watch(),
+            |t| if t < 2.5 { 2_500.0 } else { 13_000.0 },
+        );
+        assert_eq!(w.ended, Ended::Steady, "{w:?}");
+        assert!(w.restarts >= 1 && (2.5..3.2).contains(&w.ramp_s), "{w:?}");
+        assert!(w.measured_s < 3.6, "{w:?}");
+        // Not on a write column whose first pass ends inside the harness's window: its
+        // window starts where the harness's does, whatever the rate does.
+        let mut write = new_watch(
+            SteadyRule::DEFAULT,
+            Drift::NewFile { file_bytes: GIB },
+            4096,
+            4,
+        );
+        let w = watch(&mut write, |t| if t < 2.5 { 50_000.0 } else { 100_000.0 });
+        assert_eq!((w.restarts, w.ended), (0, Ended::MaxTime), "{w:?}");
+        assert!((2.0..2.1).contains(&w.ramp_s), "{w:?}");
     }
 
     #[test]
     fn a_noisy_figure_measures_longer_and_a_drifting_one_runs_to_the_end() {
-        // +-8 % noise (+-6.4 % once sampled): the half-width falls below 3 % only after about
-        // 20 intervals.
-        let noisy =
-            |i: usize| 10_000.0 * (1.0 + 0.08 * if i.is_multiple_of(2) { 1.0 } else { -1.0 });
-        let (how, secs) = watch(&mut read_watch(), noisy);
-        assert_eq!(how, Ended::Steady);
-        assert!((6.0..20.0).contains(&secs), "{secs}");
-        // +-15 % noise would need about 60 intervals: the longest window ends it.
-        let noisier =
-            |i: usize| 10_000.0 * (1.0 + 0.15 * if i.is_multiple_of(2) { 1.0 } else { -1.0 });
-        assert_eq!(watch(&mut read_watch(), noisier), (Ended::MaxTime, 20.0));
-        // Falling 2 % per interval: the halves never agree within 3 %.
-        let (how, secs) = watch(&mut read_watch(), |i| 10_000.0 * 0.98f64.powi(i as i32));
-        assert_eq!((how, secs), (Ended::MaxTime, 20.0));
+        // +-10 % noise: the half-width falls below 5 % only after about 16 intervals.
+        let w = watch(&mut read_watch(), alternating(10.0));
+        assert_eq!(w.ended, Ended::Steady);
+        assert!((6.0..20.0).contains(&w.measured_s), "{w:?}");
+        // +-25 % noise would need about 100 intervals: the longest window ends it, after
+        // at most 3 new starts, all in the first 5 s.
+        let w = watch(&mut read_watch(), alternating(25.0));
+        assert_eq!((w.ended, w.measured_s), (Ended::MaxTime, 20.0), "{w:?}");
+        assert!(w.restarts <= 3 && w.ramp_s < 5.0, "{w:?}");
+        // Falling 3 % per interval from the start: the ramp settles (3 % < 10 %), but the
+        // halves of 6 or more intervals are 9 % or more apart and never agree within 5 %.
+        let falling = |t: f64| 10_000.0 * 0.97f64.powi((t / 0.5) as i32);
+        let w = watch(&mut read_watch(), falling);
+        assert_eq!((w.ended, w.measured_s), (Ended::MaxTime, 20.0), "{w:?}");
     }
 
     #[test]
-    fn a_write_column_that_would_turn_first_writes_into_overwrites_is_not_cut_short() {
-        let gib = 1u64 << 30;
-        // 25,000 IOPS of 4 KiB per job into 1 GiB: ~0.1 writes per block per second, the
-        // never-written share falls from 82 % to 11 % over the window.
-        let mut fast = SteadyWatch::new(
-            SteadyRule::DEFAULT,
-            Drift::FreshRandom { file_bytes: gib },
-            Duration::from_secs(2),
-            4096,
-            4,
+    fn a_write_column_whose_first_pass_ends_inside_the_window_is_not_cut_short() {
+        let random = |iops: f64, file_bytes: u64| {
+            let mut w = new_watch(SteadyRule::DEFAULT, Drift::NewFile { file_bytes }, 4096, 4);
+            let out = watch(&mut w, move |_| iops);
+            (out, w.drift_note)
+        };
+        // 100,000 IOPS of 4 KiB over four jobs into 1 GiB each: a pass takes 10.7 s, so the
+        // harness's window holds both first writes and overwrites; the ramp stays 2 s.
+        let (w, note) = random(100_000.0, GIB);
+        assert_eq!((w.ended, w.measured_s), (Ended::MaxTime, 20.0), "{w:?}");
+        assert!((2.0..2.1).contains(&w.ramp_s), "{w:?}");
+        let note = note.unwrap();
+        assert!(
+            note.contains("first pass") && note.contains("1 GiB"),
+            "{note}"
         );
-        assert_eq!(watch(&mut fast, |_| 100_000.0), (Ended::MaxTime, 20.0));
-        assert!(fast.drift_note.as_deref().unwrap().contains("first writes"));
-        // 750 IOPS per job (a 3,000 IOPS volume): the share moves by about 6 points: stops.
-        let mut slow = SteadyWatch::new(
-            SteadyRule::DEFAULT,
-            Drift::FreshRandom { file_bytes: gib },
-            Duration::from_secs(2),
-            4096,
-            4,
-        );
-        assert_eq!(watch(&mut slow, |_| 3_000.0).0, Ended::Steady);
-        // Sequential: a synced 4 KiB writer at 4,000/s never wraps 1 GiB in the window; a
-        // 100 MiB/s one wraps at ~10 s, inside it.
+        // 3,000 IOPS (a gp3 volume): a pass would take about 350 s; first writes all through
+        // any window: the ramp and the window end soonest.
+        let (w, _) = random(3_000.0, GIB);
+        assert_eq!(w.ended, Ended::Steady, "{w:?}");
+        assert!(w.ramp_s < 1.2 && w.measured_s < 3.6, "{w:?}");
+        // 20,000 IOPS: a pass ends at about 53 s; a harness window of 22 s never reaches it.
+        assert_eq!(random(20_000.0, GIB).0.ended, Ended::Steady);
+        // 2,000,000 IOPS into 256 MiB each: passes end every 0.13 s; overwrites from the
+        // first settled ramp interval on, as after the harness's ramp.
+        let (w, _) = random(2_000_000.0, 256 << 20);
+        assert_eq!(w.ended, Ended::Steady, "{w:?}");
+        assert!(w.ramp_s < 1.2, "{w:?}");
+        // Sequential: a synced 4 KiB writer at 4,000/s takes 65 s over 1 GiB; a 100 MiB/s
+        // one wraps at ~10 s, inside the window; 3,000 MiB/s wrapped during the ramp.
         let seq = |rate: f64, bs: u64| {
             watch(
-                &mut SteadyWatch::new(
+                &mut new_watch(
                     SteadyRule::DEFAULT,
-                    Drift::FreshSequential { file_bytes: gib },
-                    Duration::from_secs(2),
+                    Drift::NewFile { file_bytes: GIB },
                     bs,
                     1,
                 ),
                 move |_| rate,
             )
-            .0
+            .ended
         };
         assert_eq!(seq(4_000.0, 4096), Ended::Steady);
         assert_eq!(seq(100.0, 1 << 20), Ended::MaxTime);
-        // 3,000 MiB/s wrapped during the ramp: every measured write is an overwrite.
         assert_eq!(seq(3_000.0, 1 << 20), Ended::Steady);
     }
 
     #[test]
     fn nothing_ends_during_the_ramp_or_without_completions() {
         let mut w = read_watch();
-        for t in (1..40).map(|i| i * 50 * MS) {
+        for t in (1..20).map(|i| i * 50 * MS) {
             assert_eq!(w.observe(t, 0), None, "during the ramp at {t}");
         }
-        // No I/O at all after the ramp: never steady, ends at the longest window.
-        assert_eq!(watch(&mut read_watch(), |_| 0.0), (Ended::MaxTime, 20.0));
+        // No I/O at all: the ramp never settles, the window is never steady.
+        let w = watch(&mut read_watch(), |_| 0.0);
+        assert_eq!((w.ended, w.measured_s), (Ended::MaxTime, 20.0), "{w:?}");
+        assert!((2.0..2.1).contains(&w.ramp_s), "{w:?}");
     }
 
     #[test]
     fn the_rule_is_stated_with_its_figures() {
-        let d = SteadyRule::DEFAULT.describe();
+        let d = SteadyRule::DEFAULT.describe(Duration::from_secs(2));
         for needle in [
             "0.5 s",
-            "within 3%",
-            "within 3% of it",
+            "agree within 10%",
+            "after 1 to 2 s",
+            "within 5%",
+            "within 5% of it",
             "at least 3 s",
             "at most 20 s",
-            "10 points",
+            "first pass",
         ] {
             assert!(d.contains(needle), "{needle}: {d}");
         }
+        let fixed = SteadyRule {
+            min_ramp: Duration::from_secs(5),
+            ..SteadyRule::DEFAULT
+        };
+        assert!(
+            fixed
+                .describe(Duration::from_secs(5))
+                .contains("after a 5 s ramp")
+        );
     }
 }

@@ -33,10 +33,11 @@ pub struct RunArgs {
     /// measures until its figure is steady by the stated rule, at most 20 s
     #[arg(long, value_name = "SECS", allow_negative_numbers = true, value_parser = runtime_secs)]
     pub runtime: Option<f64>,
-    /// Unmeasured warm-up seconds before each column, 0 to 3600
-    #[arg(long, value_name = "SECS", allow_negative_numbers = true, value_parser = ramp_secs,
-          default_value_t = DEFAULT_RAMP_S as f64)]
-    pub ramp: f64,
+    /// Unmeasured warm-up seconds before each column, 0 to 3600. Without it 2 s, which the
+    /// steady window ends from 1 s on once the rate settles (a write column's new file
+    /// permitting)
+    #[arg(long, value_name = "SECS", allow_negative_numbers = true, value_parser = ramp_secs)]
+    pub ramp: Option<f64>,
     /// Each job's test file, e.g. 512M, 2G; the four-job columns use four such files
     #[arg(long, value_name = "BYTES", default_value_t = tool_size_text(DEFAULT_SIZE))]
     pub size: String,
@@ -193,16 +194,21 @@ pub fn suite_options(args: &RunArgs) -> Result<SuiteOptions> {
         only,
         // Both checked by their parsers (runtime_secs, ramp_secs).
         runtime: Duration::from_secs_f64(args.runtime.unwrap_or(DEFAULT_RUNTIME_S as f64)),
-        ramp: Duration::from_secs_f64(args.ramp),
+        ramp: Duration::from_secs_f64(args.ramp.unwrap_or(DEFAULT_RAMP_S as f64)),
         size,
         engine,
         seed: args.seed,
         repeat: args.repeat,
         preset: None,
         // A window of its own asked for: fixed; otherwise the figure decides.
-        steady: match args.runtime {
-            Some(_) => None,
-            None => Some(SteadyRule::DEFAULT),
+        steady: match (args.runtime, args.ramp) {
+            (Some(_), _) => None,
+            (None, None) => Some(SteadyRule::DEFAULT),
+            // A ramp of the user's own: kept whole.
+            (None, Some(ramp)) => Some(SteadyRule {
+                min_ramp: Duration::from_secs_f64(ramp),
+                ..SteadyRule::DEFAULT
+            }),
         },
     };
     // clap refuses --preset beside --runtime, --ramp or --size.

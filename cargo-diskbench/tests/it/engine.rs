@@ -257,6 +257,58 @@ fn a_preset_beside_its_own_settings_is_refused_by_name() {
     assert!(touched.is_empty(), "nothing may be created: {touched:?}");
 }
 
+/// Without `--runtime` the window is steady; without `--ramp` too, the ramp may end from 1 s
+/// on once the rate settles, at most at 2 s, and the record says how long it was. A ramp of
+/// the user's own is kept whole.
+#[test]
+fn the_steady_default_records_its_ramp_and_keeps_a_ramp_given() {
+    for (ramp, allowed) in [(None, 1.0..=2.0), (Some("0.3"), 0.3..=0.3)] {
+        let dir = workdir();
+        let mut cmd = common::bin();
+        cmd.current_dir(dir.path()).args([
+            "run",
+            "--results",
+            "results",
+            "--no-steps",
+            "--no-site",
+            "--quiet",
+            "--dir",
+            ".",
+            "--size",
+            "16M",
+            "--only",
+            "rand-read",
+        ]);
+        if let Some(r) = ramp {
+            cmd.args(["--ramp", r]);
+        }
+        let out = output(cmd);
+        assert!(out.status.success(), "{ramp:?}: {}", stderr(&out));
+        let record = only_record(dir.path());
+        let t = &record.tests[0];
+        let w = t
+            .window
+            .as_ref()
+            .expect("a steady column records its window");
+        let ramp_s = w.ramp_s.expect("and its ramp");
+        assert!(allowed.contains(&ramp_s), "{ramp:?}: ramp {ramp_s} s");
+        match ramp {
+            None => assert!(w.rule.contains("the ramp ends once"), "{}", w.rule),
+            Some(r) => assert!(
+                w.rule.contains(&format!("after a {r} s ramp")),
+                "{}",
+                w.rule
+            ),
+        }
+        assert!(
+            (3.0..21.0).contains(&t.elapsed_s),
+            "{ramp:?}: {} s",
+            t.elapsed_s
+        );
+        assert!(leftovers(dir.path()).is_empty());
+    }
+}
+
 #[test]
 fn refused_io_uring_falls_back_to_psync_and_says_why() {
     let dir = workdir();

@@ -453,6 +453,10 @@ pub struct MeasuredWindow {
     /// together): what any other rule would have seen.
     #[serde(default)]
     pub interval_iops: Vec<f64>,
+    /// Seconds of unmeasured ramp before the window, as the rule ended it (absent in records
+    /// made before the ramp could end early: the settings' `ramp_s`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ramp_s: Option<f64>,
 }
 
 impl TestResult {
