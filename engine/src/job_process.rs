@@ -30,45 +30,25 @@ use crate::backend::IoKind;
 use crate::cpu::{CpuTime, mono_ns};
 use crate::hist::LatencyHist;
 use crate::job_loop::{Gate, Plan, WorkerError, WorkerStats, run_worker};
+use crate::shared_page::SharedPage;
 use crate::testfile::OpenedFile;
 
 /// A flag every job process sees: one page of anonymous shared memory.
 pub(crate) struct SharedFlag {
-    page: *mut libc::c_void,
+    page: SharedPage,
 }
-
-const PAGE: usize = 4096;
 
 impl SharedFlag {
     pub(crate) fn new() -> io::Result<SharedFlag> {
-        // SAFETY: an anonymous mapping touches no file; the result is checked for MAP_FAILED.
-        let page = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                PAGE,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if page == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(SharedFlag { page })
+        Ok(SharedFlag {
+            page: SharedPage::new()?,
+        })
     }
 
     pub(crate) fn get(&self) -> &AtomicBool {
         // SAFETY: the page is mapped, writable, zero-filled (false), page-aligned and lives as
         // long as `self`; AtomicBool has the size and alignment of a u8.
-        unsafe { &*(self.page as *const AtomicBool) }
-    }
-}
-
-impl Drop for SharedFlag {
-    fn drop(&mut self) {
-        // SAFETY: the page was mapped by `new` with this length and is unmapped once.
-        unsafe { libc::munmap(self.page, PAGE) };
+        unsafe { &*(self.page.as_ptr() as *const AtomicBool) }
     }
 }
 

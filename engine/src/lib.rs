@@ -27,6 +27,7 @@ pub mod machine;
 pub mod measured;
 pub(crate) mod prng;
 pub mod run;
+pub(crate) mod shared_page;
 pub mod steady_window;
 pub mod steps;
 pub mod suite;

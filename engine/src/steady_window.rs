@@ -26,6 +26,8 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use crate::shared_page::{PAGE, SharedPage};
+
 /// The length of one interval the rule judges.
 pub const INTERVAL: Duration = Duration::from_millis(500);
 
@@ -90,7 +92,8 @@ impl SteadyRule {
         };
         format!(
             "0.5 s intervals; {ramp_text}; steady when the mean's 95% confidence half-width \
-             is within {}% and the two halves' means within {}% of it, after at least {} s; \
+             (over the intervals' effective number, for their lag-1 autocorrelation) is \
+             within {}% and the two halves' means within {}% of it, after at least {} s; \
              at most {} s; a write column whose first pass over its new file would end \
              inside the {} s runs all of it",
             self.ci_pct,
@@ -335,7 +338,10 @@ impl SteadyWatch {
             return false;
         }
         let var = self.rates.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
-        let half_width = t_975(n - 1) * var.sqrt() / (n as f64).sqrt();
+        // Intervals of a disk that wanders for seconds at a time are not independent: the
+        // mean is known only as well as the intervals' effective number says.
+        let n_eff = effective_count(&self.rates, mean, var);
+        let half_width = t_975((n_eff as usize).max(2) - 1) * var.sqrt() / n_eff.sqrt();
         let (first, second) = self.rates.split_at(n / 2);
         let avg = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
         let drift = (avg(second) - avg(first)).abs();
@@ -397,11 +403,10 @@ struct WindowPage {
     done: [Padded; MAX_JOBS],
 }
 
-const PAGE: usize = 4096;
 const _: () = assert!(std::mem::size_of::<WindowPage>() <= PAGE);
 
 pub(crate) struct WindowShared {
-    page: *mut libc::c_void,
+    page: SharedPage,
 }
 
 // SAFETY: the page holds only atomics, and lives as long as the value.
@@ -411,21 +416,9 @@ unsafe impl Send for WindowShared {}
 
 impl WindowShared {
     pub(crate) fn new() -> std::io::Result<WindowShared> {
-        // SAFETY: an anonymous mapping touches no file; the result is checked for MAP_FAILED.
-        let page = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                PAGE,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
+        let w = WindowShared {
+            page: SharedPage::new()?,
         };
-        if page == libc::MAP_FAILED {
-            return Err(std::io::Error::last_os_error());
-        }
-        let w = WindowShared { page };
         w.page().start_ns.0.store(u64::MAX, Ordering::Relaxed);
         w.page().end_ns.0.store(u64::MAX, Ordering::Relaxed);
         Ok(w)
@@ -434,7 +427,7 @@ impl WindowShared {
     fn page(&self) -> &WindowPage {
         // SAFETY: the page is mapped, writable, zero-filled (every counter 0), page-aligned
         // (so 64-byte aligned) and lives as long as `self`; WindowPage is only atomics.
-        unsafe { &*(self.page as *const WindowPage) }
+        unsafe { &*(self.page.as_ptr() as *const WindowPage) }
     }
 
     /// When measuring starts (`u64::MAX` while the ramp runs).
@@ -480,13 +473,6 @@ impl WindowShared {
     }
 }
 
-impl Drop for WindowShared {
-    fn drop(&mut self) {
-        // SAFETY: the page was mapped by `new` with this length and is unmapped once.
-        unsafe { libc::munmap(self.page, PAGE) };
-    }
-}
-
 impl SteadyWatch {
     /// I/Os per second of each whole 0.5 s interval measured, in order.
     pub(crate) fn interval_rates(&self) -> &[f64] {
@@ -514,6 +500,23 @@ impl SteadyWatch {
             ),
         }
     }
+}
+
+/// How many independent intervals `rates` are worth: n (1 - r) / (1 + r) for their lag-1
+/// autocorrelation r, taken in 0..=0.9 (a negative r, alternating intervals, counts as none),
+/// at least 2.
+fn effective_count(rates: &[f64], mean: f64, var: f64) -> f64 {
+    let n = rates.len() as f64;
+    if var <= 0.0 || rates.len() < 3 {
+        return n;
+    }
+    let lag1 = rates
+        .windows(2)
+        .map(|w| (w[0] - mean) * (w[1] - mean))
+        .sum::<f64>()
+        / ((n - 1.0) * var);
+    let r = lag1.clamp(0.0, 0.9);
+    (n * (1.0 - r) / (1.0 + r)).max(2.0)
 }
 
 /// Student's t, two-sided 95 %, for `df` degrees of freedom.
@@ -615,6 +618,30 @@ mod tests {
         let mut none = SteadyWatch::new(SteadyRule::DEFAULT, Drift::None, Duration::ZERO, 4096, 1);
         assert_eq!(none.ramp_s(), Some(0.0));
         assert_eq!(watch(&mut none, |_| 10_000.0).ended, Ended::Steady);
+    }
+
+    #[test]
+    fn a_disk_that_wanders_for_seconds_measures_longer_than_one_that_jitters() {
+        // The same +-10 % around 10,000 IOPS, once alternating every interval, once in runs
+        // of 4 intervals (2 s up, 2 s down): the second's intervals are worth fewer, so its
+        // window runs longer.
+        let jitter = watch(&mut read_watch(), alternating(10.0));
+        let wander = watch(&mut read_watch(), |t: f64| {
+            let run = (t / 2.0) as u64;
+            10_000.0 * if run.is_multiple_of(2) { 1.1 } else { 0.9 }
+        });
+        assert_eq!(jitter.ended, Ended::Steady, "{jitter:?}");
+        assert!(
+            wander.measured_s > jitter.measured_s + 2.0,
+            "wander {wander:?}, jitter {jitter:?}"
+        );
+        // Independent intervals count in full; alternating ones too (r < 0 counts as 0);
+        // a slow wave counts as few.
+        let flat: Vec<f64> = (0..20).map(|i| [9.0, 11.0][i % 2]).collect();
+        assert_eq!(effective_count(&flat, 10.0, 1.0526), 20.0);
+        let wave: Vec<f64> = (0..20).map(|i| if i < 10 { 9.0 } else { 11.0 }).collect();
+        let n = effective_count(&wave, 10.0, 20.0 / 19.0);
+        assert!((2.0..4.0).contains(&n), "{n}");
     }
 
     #[test]
