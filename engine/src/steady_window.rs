@@ -246,7 +246,9 @@ impl SteadyWatch {
     /// and the window may start again now.
     fn moved_after_the_ramp(&self, since_start_ns: u64, done: u64, rate: f64) -> bool {
         let early = since_start_ns < self.ramp_ns + self.rule.min_window.as_nanos() as u64;
-        if !early || self.restarts >= MAX_RESTARTS || self.ramp_ns == 0 {
+        // A ramp given (`--ramp`) is kept as given.
+        let fixed = self.min_ramp_ns >= self.ramp_ns;
+        if !early || fixed || self.restarts >= MAX_RESTARTS {
             return false;
         }
         // Compared with the window so far, or with the ramp's last interval (the one that
@@ -613,6 +615,11 @@ mod tests {
             ..SteadyRule::DEFAULT
         };
         let w = watch(&mut new_watch(fixed, Drift::None, 4096, 1), |_| 10_000.0);
+        assert!((2.0..2.1).contains(&w.ramp_s), "{w:?}");
+        // ... and is not started again when the rate moves right after it.
+        let jump = |t: f64| if t < 2.5 { 2_500.0 } else { 13_000.0 };
+        let w = watch(&mut new_watch(fixed, Drift::None, 4096, 1), jump);
+        assert_eq!(w.restarts, 0, "{w:?}");
         assert!((2.0..2.1).contains(&w.ramp_s), "{w:?}");
         // No ramp at all: measuring starts with the jobs.
         let mut none = SteadyWatch::new(SteadyRule::DEFAULT, Drift::None, Duration::ZERO, 4096, 1);
