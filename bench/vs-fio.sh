@@ -348,7 +348,7 @@ suite_report() {
         awk -v c="$col" -v e="$eng" '{printf "    %s pair %d: %s %.1f  fio-A %.1f  fio-B %.1f  ratio %.3f  A/B %.3f  wall %.1f/%.1f/%.1fs  (load %s / %s / %s)\n",
             c, NR, e, $1, $2, $3, $4, $5, $14, $15, $16, $11, $12, $13}' "$pf" >&2
     done
-    printf '\n%-11s %11s %11s %7s %11s %11s %10s %10s  %-9s %s\n' column "cpu/io eng" "cpu/io fio" ratio "spread eng" "spread fio" "wall eng" "wall fio" engine "file (engine)"
+    printf '\n%-11s %11s %11s %7s %11s %11s %11s %10s %10s  %-9s %s\n' column "cpu/io eng" "cpu/io fio" ratio "spread eng" "spr fio-A" "spread fio" "wall eng" "wall fio" engine "file (engine)"
     local wall_eng_total=0 wall_fio_total=0
     for col in "${columns[@]}"; do
         local pf=$work/pairs.$col cpu_eng cpu_fio wall_eng wall_fio
@@ -358,13 +358,13 @@ suite_report() {
         wall_fio=$( { field "$pf" 15; field "$pf" 16; } | median)
         wall_eng_total=$(awk -v a="$wall_eng_total" -v b="$wall_eng" 'BEGIN {print a + b}')
         wall_fio_total=$(awk -v a="$wall_fio_total" -v b="$wall_fio" 'BEGIN {print a + b}')
-        printf '%-11s %9.2fus %9.2fus %7.3f %11s %11s %9.1fs %9.1fs  %-9s %s\n' "$col" "$cpu_eng" "$cpu_fio" \
+        printf '%-11s %9.2fus %9.2fus %7.3f %11s %11s %11s %9.1fs %9.1fs  %-9s %s\n' "$col" "$cpu_eng" "$cpu_fio" \
             "$(awk -v a="$cpu_eng" -v b="$cpu_fio" 'BEGIN {print (b > 0 ? a / b : 0)}')" \
-            "$(field "$pf" 1 | spread_pct)" "$( { field "$pf" 2; field "$pf" 3; } | spread_pct)" "$wall_eng" "$wall_fio" \
+            "$(field "$pf" 1 | spread_pct)" "$(field "$pf" 2 | spread_pct)" "$( { field "$pf" 2; field "$pf" 3; } | spread_pct)" "$wall_eng" "$wall_fio" \
             "$(field "$pf" 9 | sort -u | paste -sd/)" "$(field "$pf" 10 | sort -u | paste -sd/)"
     done
-    printf '%-11s %11s %11s %7s %11s %11s %9.1fs %9.1fs\n' total "" "" "" "" "" "$wall_eng_total" "$wall_fio_total"
-    printf '%s\n' "  spread: (max - min) / median of the headline over the pairs (fio: over both its runs per pair); wall: median seconds of one column run (files made, prepared, measured, removed), total: their sum"
+    printf '%-11s %11s %11s %7s %11s %11s %11s %9.1fs %9.1fs\n' total "" "" "" "" "" "" "$wall_eng_total" "$wall_fio_total"
+    printf '%s\n' "  spread: (max - min) / median of the headline over the pairs (spr fio-A: over fio's first run of each pair, as many runs as the engine's; spread fio: over both its runs per pair); wall: median seconds of one column run (files made, prepared, measured, removed), total: their sum"
 }
 
 # Tutorial lines: id | options (the file and the time are added).
