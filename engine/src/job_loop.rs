@@ -485,14 +485,15 @@ fn job_loop<B: Backend>(
             }
         }
         let t_done = backend.now_ns();
-        if !measuring && t_done >= measure_from_now() {
+        let from = measure_from_now();
+        if !measuring && t_done >= from {
             measuring = true;
-            measure_from = measure_from_now();
+            measure_from = from;
             cpu_at_start = CpuTime::process();
-        } else if measuring && measure_from_now() > measure_from {
+        } else if measuring && from > measure_from {
             // The parent restarted the window (the rate moved right after the ramp): what
             // was counted so far was ramp after all.
-            measure_from = measure_from_now();
+            measure_from = from;
             stats.hist = [LatencyHist::new(), LatencyHist::new()];
             stats.sync_hist = LatencyHist::new();
             stats.ios = [0; 2];

@@ -497,7 +497,7 @@ pub(crate) fn execute(
             .map(|s| Duration::from_nanos(mono_ns().saturating_sub(s)))
             .unwrap_or_default();
         let measuring = match watch.as_ref() {
-            Some(watch) => watch.ramp_s().is_some(),
+            Some(watch) => watch.measure_from_ns().is_some(),
             None => elapsed >= ramp,
         };
         progress(&Progress::Tick {
@@ -575,7 +575,9 @@ pub(crate) fn execute(
         }
         intervals = w.interval_rates().iter().map(|r| r.round()).collect();
         // To the millisecond: the parent decides on 50 ms ticks.
-        ramp_s = w.ramp_s().map(|s| (s * 1000.0).round() / 1000.0);
+        ramp_s = w
+            .measure_from_ns()
+            .map(|ns| (ns as f64 / 1e6).round() / 1000.0);
     }
     let mut result = summarise(spec, plan.size_based, whole_run_cpu, engine, notes, &stats);
     if let Termination::Steady { rule, ramp, .. } = spec.termination {

@@ -211,7 +211,6 @@ impl SteadyWatch {
     /// `since_start_ns` after the jobs started, they had completed `done` I/Os between them
     /// (the ramp's included). Some when the ramp or the window ends now.
     pub(crate) fn observe(&mut self, since_start_ns: u64, done: u64) -> Option<Decision> {
-        let interval_ns = INTERVAL.as_nanos() as u64;
         let Some((from_ns, done_at_from)) = self.measure_from else {
             return self.observe_ramp(since_start_ns, done);
         };
@@ -219,11 +218,8 @@ impl SteadyWatch {
         if measured_ns >= self.rule.max_window.as_nanos() as u64 {
             return Some(Decision::End(Ended::MaxTime));
         }
-        let (t0, n0) = self.last.unwrap_or((from_ns, done_at_from));
-        if since_start_ns - t0 < interval_ns {
-            return None;
-        }
-        let rate = done.saturating_sub(n0) as f64 / ((since_start_ns - t0) as f64 / 1e9);
+        let start = self.last.unwrap_or((from_ns, done_at_from));
+        let rate = interval_rate(start, since_start_ns, done)?;
         if self.moved_after_the_ramp(since_start_ns, done, rate) {
             // The ramp settled too soon (a level the disk left right after, as reads just
             // after the files were written can): what was measured was ramp after all.
@@ -268,10 +264,7 @@ impl SteadyWatch {
 
     /// During the ramp: whether it ends now.
     fn observe_ramp(&mut self, since_start_ns: u64, done: u64) -> Option<Decision> {
-        let interval_ns = INTERVAL.as_nanos() as u64;
-        let (t0, n0) = self.last.unwrap_or((0, 0));
-        if since_start_ns - t0 >= interval_ns {
-            let rate = done.saturating_sub(n0) as f64 / ((since_start_ns - t0) as f64 / 1e9);
+        if let Some(rate) = interval_rate(self.last.unwrap_or((0, 0)), since_start_ns, done) {
             self.ramp_rates.push(rate);
             self.last = Some((since_start_ns, done));
         }
@@ -302,26 +295,28 @@ impl SteadyWatch {
     /// Whether the window may start at `since_start_ns` rather than at the harness's ramp
     /// end, `done` I/Os in, at `rate`: the file is in the state it would be in there.
     fn start_may_move(&self, since_start_ns: u64, done: u64, rate: f64) -> bool {
-        let b = rate;
+        // Past the first pass (or nothing drifts): overwrites from here on, as after the
+        // harness's ramp.
+        let Some(pass_ends_in_s) = self.first_pass_ends_in_s(done, rate) else {
+            return true;
+        };
+        // First writes now; the same at the harness's window start only if the first pass
+        // outlasts its whole window.
+        let harness_end_s = (self.ramp_ns as f64 / 1e9) + self.rule.max_window.as_secs_f64();
+        since_start_ns as f64 / 1e9 + pass_ends_in_s > harness_end_s * PASS_MARGIN
+    }
+
+    /// Seconds from when `done` I/Os were done until every job's first pass over its new file
+    /// ends, at `rate`; None when nothing drifts or every job is past its first pass already.
+    fn first_pass_ends_in_s(&self, done: u64, rate: f64) -> Option<f64> {
         let passes = self
             .drift
             .passes(done as f64, self.block_bytes, self.numjobs);
         if passes >= PASS_MARGIN {
-            // Every job is past its first pass (or nothing drifts): overwrites from here on,
-            // as after the harness's ramp.
-            return true;
+            return None;
         }
-        // First writes now; the same at the harness's window start only if the first pass
-        // outlasts its whole window.
-        let per_s = self.drift.passes(b, self.block_bytes, self.numjobs);
-        let pass_ends_s = since_start_ns as f64 / 1e9 + (1.0 - passes) / per_s.max(1e-12);
-        let harness_end_s = (self.ramp_ns as f64 / 1e9) + self.rule.max_window.as_secs_f64();
-        pass_ends_s > harness_end_s * PASS_MARGIN
-    }
-
-    /// Seconds of ramp before measuring began (None while the ramp runs).
-    pub(crate) fn ramp_s(&self) -> Option<f64> {
-        self.measure_from.map(|(t, _)| t as f64 / 1e9)
+        let per_s = self.drift.passes(rate, self.block_bytes, self.numjobs);
+        Some((1.0 - passes) / per_s.max(1e-12))
     }
 
     /// Since the start, when measuring began (None while the ramp runs).
@@ -353,18 +348,12 @@ impl SteadyWatch {
         {
             return false;
         }
-        let Drift::NewFile { file_bytes } = self.drift else {
+        let done_at_start = self.measure_from.map_or(0, |(_, d)| d);
+        let (Drift::NewFile { file_bytes }, Some(pass_ends_s)) =
+            (self.drift, self.first_pass_ends_in_s(done_at_start, mean))
+        else {
             return true;
         };
-        let done_at_start = self.measure_from.map_or(0, |(_, d)| d) as f64;
-        let passes_at_start = self
-            .drift
-            .passes(done_at_start, self.block_bytes, self.numjobs);
-        if passes_at_start >= PASS_MARGIN {
-            return true;
-        }
-        let per_s = self.drift.passes(mean, self.block_bytes, self.numjobs);
-        let pass_ends_s = (1.0 - passes_at_start) / per_s.max(1e-12);
         let window_s = self.rule.max_window.as_secs_f64();
         if pass_ends_s > window_s * PASS_MARGIN {
             // First writes all through the longest window: nothing changes underneath.
@@ -504,6 +493,14 @@ impl SteadyWatch {
     }
 }
 
+/// I/Os per second since `(t0, n0)` (time since the start, I/Os done), once a whole
+/// [`INTERVAL`] has passed by `since_start_ns`.
+fn interval_rate((t0, n0): (u64, u64), since_start_ns: u64, done: u64) -> Option<f64> {
+    let elapsed_ns = since_start_ns.saturating_sub(t0);
+    (elapsed_ns >= INTERVAL.as_nanos() as u64)
+        .then(|| done.saturating_sub(n0) as f64 / (elapsed_ns as f64 / 1e9))
+}
+
 /// How many independent intervals `rates` are worth: n (1 - r) / (1 + r) for their lag-1
 /// autocorrelation r, taken in 0..=0.9 (a negative r, alternating intervals, counts as none),
 /// at least 2.
@@ -623,7 +620,7 @@ mod tests {
         assert!((2.0..2.1).contains(&w.ramp_s), "{w:?}");
         // No ramp at all: measuring starts with the jobs.
         let mut none = SteadyWatch::new(SteadyRule::DEFAULT, Drift::None, Duration::ZERO, 4096, 1);
-        assert_eq!(none.ramp_s(), Some(0.0));
+        assert_eq!(none.measure_from_ns(), Some(0));
         assert_eq!(watch(&mut none, |_| 10_000.0).ended, Ended::Steady);
     }
 

@@ -414,20 +414,7 @@ fn a_daemon_left_capped_by_a_killed_what_if_run_is_released_by_the_next_run() {
                 group.blkio_cgroup_of_inside(),
                 format!("/{}", group.dir.file_name().unwrap().to_string_lossy())
             );
-            let project = sandbox();
-            let dir = sandbox();
-            let out = common::bin()
-                .current_dir(project.path())
-                .args(*args)
-                .arg("--dir")
-                .arg(dir.path())
-                .arg("--results")
-                .arg(project.path().join("res"))
-                .env_remove("GITHUB_STEP_SUMMARY")
-                .output()
-                .unwrap();
-            let stderr = String::from_utf8_lossy(&out.stderr);
-            assert!(out.status.success(), "{what}: {stderr}");
+            let stderr = run_sandboxed(what, args);
             assert!(
                 !group.dir.exists(),
                 "{what}: the killed run's group is still there"
@@ -470,6 +457,12 @@ fn plain_run(which: &str) -> String {
     } else {
         &QUICK_SEQ_READ_RUN
     };
+    run_sandboxed(which, args)
+}
+
+/// The tool with `args`, its test files and records in sandboxes of their own, no job
+/// summary: its stderr, once it succeeded (`what` names it if not).
+fn run_sandboxed(what: &str, args: &[&str]) -> String {
     let (project, dir) = (sandbox(), sandbox());
     let out = common::bin()
         .current_dir(project.path())
@@ -482,7 +475,7 @@ fn plain_run(which: &str) -> String {
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "{which}: {stderr}");
+    assert!(out.status.success(), "{what}: {stderr}");
     stderr
 }
 
