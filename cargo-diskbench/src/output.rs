@@ -186,10 +186,22 @@ impl SuiteProgress {
                 repeats,
                 expected_s,
             } => {
-                self.columns = *columns;
+                // `run --like` runs the one-at-a-time columns as a second suite, on its latency
+                // emulation: they count on from the first.
+                let more = self.started > 0;
+                let earlier_ms = if more {
+                    self.bar.as_ref().and_then(|b| b.length()).unwrap_or(0)
+                } else {
+                    0
+                };
+                self.columns = if more {
+                    self.columns + columns
+                } else {
+                    *columns
+                };
                 self.repeats = *repeats;
                 if let Some(bar) = &self.bar {
-                    bar.set_length((expected_s * 1000.0).max(1.0) as u64);
+                    bar.set_length(earlier_ms + (expected_s * 1000.0).max(1.0) as u64);
                 }
                 let passes = if *repeats > 1 {
                     format!(" x {repeats} passes")
@@ -197,8 +209,9 @@ impl SuiteProgress {
                     String::new()
                 };
                 let mut text = format!(
-                    "running {columns} column(s){passes}: about {:.0} s of measuring plus laying \
+                    "running {}{columns} column(s){passes}: about {:.0} s of measuring plus laying \
                      out the test file",
+                    if more { "then " } else { "" },
                     expected_s
                 );
                 if self.steps_follow {

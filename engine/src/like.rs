@@ -4,9 +4,13 @@
 
 use std::path::Path;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
+use latency_fs::{Delays, Latency};
 use record::error::usage;
-use record::{ColumnId, IoCaps, LikeColumn, LikeLatency, LikeSettings, Record, TestResult};
+use record::{
+    ColumnId, IoCaps, LatencyEmulation, LatencyShape, LikeColumn, LikeLatency, LikeSettings,
+    Record, TestResult,
+};
 
 use crate::steps::what_if::caps::CapTarget;
 use crate::steps::what_if::like_latency::{ns, per_io_ns};
@@ -94,8 +98,12 @@ pub fn resolve(label: &str, dir: &Path, results: &Path) -> Result<LikeTarget> {
 const LIKE_TOLERANCE_PCT: f64 = 25.0;
 
 /// The record's `settings.like`: per column, LABEL's figure beside the one measured under its
-/// caps.
-pub fn settings(l: LikeTarget, tests: &[TestResult]) -> LikeSettings {
+/// caps (and, for the one-at-a-time columns, on the latency emulation when it ran).
+pub fn settings(
+    l: LikeTarget,
+    tests: &[TestResult],
+    emulation: Option<LatencyEmulation>,
+) -> LikeSettings {
     let columns = ColumnId::ALL
         .into_iter()
         .filter_map(|c| {
@@ -130,9 +138,13 @@ pub fn settings(l: LikeTarget, tests: &[TestResult]) -> LikeSettings {
                 let here = tests.iter().find(|t| t.id == c.as_str());
                 latency(l.record.test(c), here)
             });
-            let note = match &latency {
-                Some(lat) => latency_note(&l.label, lat),
-                None => note,
+            let emulated = emulation
+                .as_ref()
+                .is_some_and(|e| e.columns.iter().any(|id| id == c.as_str()));
+            let (reproducible, note) = match &latency {
+                Some(lat) if emulated => emulated_note(&l.label, c, lat, off_pct),
+                Some(lat) => (false, latency_note(&l.label, lat)),
+                None => (reproducible, note),
             };
             Some(LikeColumn {
                 id: c.as_str().into(),
@@ -151,7 +163,199 @@ pub fn settings(l: LikeTarget, tests: &[TestResult]) -> LikeSettings {
         caps: l.caps,
         devices: l.target.devices.iter().map(|d| d.to_string()).collect(),
         columns,
+        latency_emulation: emulation,
     }
+}
+
+/// A one-at-a-time column measured on the latency emulation: reproduced when its IOPS and
+/// its p99 land within LIKE_TOLERANCE_PCT of LABEL's. A p99 below LABEL's own time per I/O
+/// cannot be the whole I/O's (the published harness times a synced write's write alone and
+/// the fdatasync apart), so it is shown, not judged.
+fn emulated_note(
+    label: &str,
+    c: ColumnId,
+    lat: &LikeLatency,
+    off_pct: Option<f64>,
+) -> (bool, String) {
+    let iops_ok = off_pct.is_some_and(|o| o.abs() <= LIKE_TOLERANCE_PCT);
+    let p99_comparable = match (lat.target_p99_ns, lat.target_per_io_ns) {
+        (Some(p), Some(t)) => p >= t,
+        _ => false,
+    };
+    let p99_off = match (lat.measured_p99_ns, lat.target_p99_ns) {
+        (Some(m), Some(t)) if t > 0.0 => Some((m / t - 1.0) * 100.0),
+        _ => None,
+    };
+    let p99_ok = !p99_comparable || p99_off.is_some_and(|o| o.abs() <= LIKE_TOLERANCE_PCT);
+    let what = match c {
+        ColumnId::SyncWrite => "each write and each fdatasync",
+        _ => "each read",
+    };
+    let p99 = if p99_comparable {
+        format!(
+            "p99 {} against {} ({})",
+            ns(lat.measured_p99_ns),
+            ns(lat.target_p99_ns),
+            p99_off.map_or("no figure".into(), |o| format!("{o:+.0}%"))
+        )
+    } else {
+        format!(
+            "p99 {} here, not judged: {label}'s p99 ({}) is below its own time per I/O, so it \
+             times part of the I/O (the write without its fdatasync)",
+            ns(lat.measured_p99_ns),
+            ns(lat.target_p99_ns)
+        )
+    };
+    let verdict = if iops_ok && p99_ok {
+        "reproduced".to_string()
+    } else {
+        format!("not reproduced within {LIKE_TOLERANCE_PCT:.0}%")
+    };
+    (
+        iops_ok && p99_ok,
+        format!(
+            "latency emulated: a FUSE passthrough held {what} for {label}'s time; one I/O took \
+             {} here against {} on {label} ({}), {p99}: {verdict}",
+            ns(lat.measured_per_io_ns),
+            ns(lat.target_per_io_ns),
+            off_pct.map_or("no figure".into(), |o| format!("{o:+.0}%")),
+        ),
+    )
+}
+
+/// Unmount the latency emulations of runs that were killed (their server died with them,
+/// so their folder cannot even be listed); the mount points released.
+pub fn sweep_killed_emulations() -> Vec<std::path::PathBuf> {
+    latency_fs::sweep_stale()
+}
+
+/// The columns one I/O at a time: what a rate cap cannot make like another disk.
+const ONE_AT_A_TIME: [ColumnId; 2] = [ColumnId::Qd1Read, ColumnId::SyncWrite];
+
+/// What LABEL's one-at-a-time figures say each I/O takes, for the passthrough: a read is
+/// held for its QD1 read latency (log-normal by its mean, 1/IOPS, and its p99); a direct
+/// write for one round trip of that shape, and the fdatasync for the rest of LABEL's time
+/// per synced write. The write's round trip has LABEL's sync-write p99 where that p99 times
+/// the write alone (below the time per synced write: the published harness's), else the
+/// read's; at most half the synced write's time. None without either figure.
+pub fn emulated_delays(target: &Record) -> Option<Delays> {
+    let read = target.test(ColumnId::Qd1Read).and_then(|t| {
+        let mean = per_io_ns(Some(t))?;
+        Some(Latency::from_mean_p99(
+            mean,
+            t.p99_ns().map_or(mean, |p| p as f64),
+        ))
+    });
+    let synced_test = target.test(ColumnId::SyncWrite);
+    let synced = per_io_ns(synced_test);
+    let (direct_write, sync) = match (synced, read) {
+        (Some(t), Some(r)) => {
+            let write_p99 = synced_test
+                .and_then(|s| s.p99_ns())
+                .map(|p| p as f64)
+                .filter(|p| *p < t);
+            let write_mean = write_p99.map_or(r.mean_ns(), |p| p * r.mean_ns() / r.p99_ns());
+            let w = r.with_mean(write_mean.min(t / 2.0));
+            (Some(w), Some(r.with_mean(t - w.mean_ns())))
+        }
+        (Some(t), None) => (None, Some(Latency::constant(t))),
+        (None, _) => (None, None),
+    };
+    (read.is_some() || sync.is_some()).then_some(Delays {
+        read,
+        direct_write,
+        sync,
+    })
+}
+
+fn shape(l: Option<Latency>) -> Option<LatencyShape> {
+    l.map(|l| LatencyShape {
+        mean_ns: l.mean_ns(),
+        p99_ns: l.p99_ns(),
+    })
+}
+
+/// The suite under `--like`: the rate columns on `opts.dir` (the caller has capped this
+/// process), the one-at-a-time columns on a FUSE passthrough over a folder of the same disk
+/// that holds each I/O for LABEL's latency. Where FUSE cannot be used here, or LABEL has no
+/// one-at-a-time figures, every column runs on the disk and the like table says what the
+/// caps leave out. The emulation's record, when it ran.
+pub fn run_suite(
+    opts: &crate::suite::SuiteOptions,
+    l: &LikeTarget,
+    progress: &mut crate::run::ProgressFn<'_>,
+) -> Result<(Vec<TestResult>, Option<LatencyEmulation>)> {
+    let columns = opts.columns();
+    let delays = emulated_delays(&l.record);
+    let emulate: Vec<ColumnId> = match (&delays, latency_fs::available()) {
+        (Some(_), Ok(())) => columns
+            .iter()
+            .copied()
+            .filter(|c| ONE_AT_A_TIME.contains(c))
+            .collect(),
+        _ => Vec::new(),
+    };
+    let on_disk: Vec<ColumnId> = columns
+        .iter()
+        .copied()
+        .filter(|c| !emulate.contains(c))
+        .collect();
+    let mut tests = Vec::new();
+    if !on_disk.is_empty() {
+        let o = crate::suite::SuiteOptions {
+            only: Some(on_disk),
+            ..opts.clone()
+        };
+        tests = crate::suite::run_suite(&o, progress)?;
+    }
+    let mut emulation = None;
+    if let (Some(delays), false) = (delays, emulate.is_empty()) {
+        let folder = crate::testfile::ScratchDir::create(&opts.dir)?;
+        let (backing, mnt) = (folder.path().join("backing"), folder.path().join("mnt"));
+        for d in [&backing, &mnt] {
+            std::fs::create_dir(d).with_context(|| format!("cannot create {}", d.display()))?;
+        }
+        let seed = opts.seed.unwrap_or_else(record::random::random_seed);
+        let mount = latency_fs::Mount::new(&backing, &mnt, delays, seed).with_context(|| {
+            format!(
+                "--like {}: cannot mount the latency emulation on {}",
+                l.label,
+                mnt.display()
+            )
+        })?;
+        let o = crate::suite::SuiteOptions {
+            dir: mnt.clone(),
+            only: Some(emulate.clone()),
+            ..opts.clone()
+        };
+        let measured = crate::suite::run_suite(&o, progress);
+        let held = mount.unmount();
+        drop(folder);
+        let held = held.with_context(|| format!("cannot unmount {}", mnt.display()))?;
+        tests.extend(measured?);
+        let n = held.reads + held.direct_writes + held.syncs;
+        let per = |total: u64, n: u64| if n > 0 { total as f64 / n as f64 } else { 0.0 };
+        emulation = Some(LatencyEmulation {
+            how: "fuse-passthrough".into(),
+            columns: emulate.iter().map(|c| c.as_str().to_string()).collect(),
+            read: shape(delays.read),
+            direct_write: shape(delays.direct_write),
+            sync: shape(delays.sync),
+            held_reads: held.reads,
+            held_direct_writes: held.direct_writes,
+            held_syncs: held.syncs,
+            late_per_io_ns: per(held.late_ns, n.saturating_sub(held.slower_here)),
+            slower_here: held.slower_here,
+            slower_here_per_io_ns: per(held.slower_here_ns, held.slower_here),
+        });
+    }
+    tests.sort_by_key(|t| {
+        ColumnId::ALL
+            .iter()
+            .position(|c| c.as_str() == t.id)
+            .unwrap_or(usize::MAX)
+    });
+    Ok((tests, emulation))
 }
 
 /// LABEL's one-at-a-time latency (`target`) beside this run's under the caps (`here`).

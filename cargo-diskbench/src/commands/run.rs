@@ -248,6 +248,12 @@ pub fn exec(args: RunArgs) -> Result<()> {
         }
         None => None,
     };
+    for m in engine::like::sweep_killed_emulations() {
+        eprintln!(
+            "note: unmounted {}: the latency emulation of a `--like` run that was killed",
+            m.display()
+        );
+    }
     for stale in engine::testfile::stale_scratch_dirs(&opts.dir) {
         eprintln!(
             "warning: {} ({}) was left by a run that was killed ({}); no process owns it, \
@@ -301,19 +307,23 @@ pub fn exec(args: RunArgs) -> Result<()> {
             &run.runner.label,
         ));
     }
-    let tests = match &like {
-        None => engine::suite::run_suite(&opts, &mut |p| progress.event(p))?,
+    let (tests, emulation) = match &like {
+        None => (
+            engine::suite::run_suite(&opts, &mut |p| progress.event(p))?,
+            None,
+        ),
         Some(l) => {
-            // This process (all its threads: the I/O is submitted from them) runs the columns
-            // inside the capped cgroup, and goes back when the group closes, also on error.
+            // This process (all its threads: the I/O is submitted from them, and the latency
+            // emulation's server does its I/O from them) runs the columns inside the capped
+            // cgroup, and goes back when the group closes, also on error.
             let mut group = engine::steps::what_if::caps::capped_group(&l.target, &l.caps)?;
             group.adopt(std::process::id())?;
-            let tests = engine::suite::run_suite(&opts, &mut |p| progress.event(p));
+            let tests = engine::like::run_suite(&opts, l, &mut |p| progress.event(p));
             group.close().map_err(anyhow::Error::msg)?;
             tests?
         }
     };
-    let like_settings = like.map(|l| engine::like::settings(l, &tests));
+    let like_settings = like.map(|l| engine::like::settings(l, &tests, emulation));
 
     let steps = match &step_plan {
         None => Vec::new(),

@@ -42,7 +42,7 @@ fn memory_mounts() -> Vec<String> {
     std::fs::read_to_string("/proc/self/mountinfo")
         .unwrap()
         .lines()
-        .filter(|l| l.contains(" diskbench-memory-"))
+        .filter(|l| l.contains(" diskbench-memory-") || l.contains(" diskbench-latency:"))
         .map(str::to_string)
         .collect()
 }
@@ -794,8 +794,31 @@ fn run_like_an_ebs_runner_lands_within_25_percent_of_its_figures() {
         .iter()
         .find(|c| c["id"] == "qd1-read")
         .unwrap();
-    assert_eq!(qd1["reproducible"], false);
-    assert!(qd1["note"].as_str().unwrap().contains("not reproducible"));
+    // Where FUSE opens, qd1-read runs on the latency emulation: each read is held for at
+    // least its drawn latency, so it cannot come out faster than the target beyond the draws'
+    // noise (whether it lands within 25% depends on how busy this machine is: not judged
+    // here; bench/like-latency.sh measures it). Without FUSE a cap cannot reproduce it.
+    let fuse = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/fuse")
+        .is_ok();
+    let note = qd1["note"].as_str().unwrap();
+    if fuse {
+        assert!(note.contains("latency emulated"), "{qd1:#}");
+        let (target, measured) = (
+            qd1["target"].as_f64().unwrap(),
+            qd1["measured"].as_f64().unwrap(),
+        );
+        assert!(measured <= 1.05 * target, "{measured} vs {target}: {qd1:#}");
+        assert_eq!(
+            like["latency_emulation"]["columns"],
+            serde_json::json!(["qd1-read"])
+        );
+    } else {
+        assert_eq!(qd1["reproducible"], false);
+        assert!(note.contains("not reproducible"), "{qd1:#}");
+    }
     assert!(
         rec["runner"]["variant"]
             .as_str()
@@ -846,6 +869,48 @@ fn run_like_an_ebs_runner_lands_within_25_percent_of_its_figures() {
     assert_eq!(child.wait().unwrap().code(), Some(130));
     assert_clean(dir.path(), &limits);
 
+    // Ctrl-C while qd1-read runs on the latency emulation: exit 130, the mount and its
+    // folders gone with the cgroup.
+    if fuse {
+        let mut child = common::bin()
+            .args([
+                "run",
+                "--like",
+                "runson-m8a-2xlarge",
+                "--no-steps",
+                "--no-site",
+            ])
+            .args([
+                "--only",
+                "qd1-read",
+                "--size",
+                "64M",
+                "--runtime",
+                "30",
+                "--dir",
+            ])
+            .arg(dir.path())
+            .arg("--results")
+            .arg(results.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let started = Instant::now();
+        while memory_mounts().is_empty() {
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "no latency emulation mounted"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(1500));
+        // SAFETY: signalling the child we started.
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        assert_eq!(child.wait().unwrap().code(), Some(130));
+        assert_clean(dir.path(), &limits);
+    }
+
     // An unknown label is refused before anything runs, with the labels there.
     let out = common::bin()
         .args(["run", "--no-steps", "--no-site", "--like", "nope", "--dir"])
@@ -857,6 +922,76 @@ fn run_like_an_ebs_runner_lands_within_25_percent_of_its_figures() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("runson-m8a-2xlarge"), "{stderr}");
+    assert_clean(dir.path(), &limits);
+}
+
+/// A `run --like` killed outright (SIGKILL) while qd1-read runs on the latency emulation
+/// leaves a FUSE mount whose server died with it (every access fails with ENOTCONN, so its
+/// folder cannot even be removed). The next run unmounts it and says so; its folder is then
+/// an ordinary stale one (warned about, removable).
+#[test]
+#[ignore = "needs root: .ci/run runs these as root with --ignored"]
+fn the_next_run_unmounts_a_killed_runs_latency_emulation() {
+    common::require_root();
+    if std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/fuse")
+        .is_err()
+    {
+        eprintln!("skipped: /dev/fuse does not open here");
+        return;
+    }
+    let _quiet = common::disk_quiet();
+    let limits = machine_limits();
+    let results = like_results();
+    let dir = sandbox();
+    let run = |runtime: &str| {
+        let mut cmd = common::bin();
+        cmd.args([
+            "run",
+            "--like",
+            "runson-m8a-2xlarge",
+            "--no-steps",
+            "--no-site",
+        ])
+        .args(["--only", "qd1-read", "--size", "64M", "--runtime", runtime])
+        .args(["--ramp", "0.25", "--dir"])
+        .arg(dir.path())
+        .arg("--results")
+        .arg(results.path());
+        cmd
+    };
+    let mut child = run("30")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while memory_mounts().is_empty() {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "no latency emulation mounted"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(1000));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(memory_mounts().len(), 1, "{:?}", memory_mounts());
+
+    let out = run("0.5").output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("note: unmounted"), "{stderr}");
+    assert!(
+        stderr.contains("was left by a run that was killed"),
+        "{stderr}"
+    );
+    assert!(memory_mounts().is_empty(), "{:?}", memory_mounts());
+    for e in std::fs::read_dir(dir.path()).unwrap().flatten() {
+        std::fs::remove_dir_all(e.path()).unwrap();
+    }
     assert_clean(dir.path(), &limits);
 }
 

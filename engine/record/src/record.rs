@@ -864,6 +864,43 @@ pub struct LikeSettings {
     pub caps: IoCaps,
     pub devices: Vec<String>,
     pub columns: Vec<LikeColumn>,
+    /// The one-at-a-time columns ran on a passthrough that held each I/O for LABEL's
+    /// latency (absent: not emulated, and the columns say what the caps leave out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_emulation: Option<LatencyEmulation>,
+}
+
+/// How `run --like` added LABEL's per-I/O latency, which a rate cap cannot.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct LatencyEmulation {
+    /// "fuse-passthrough": the columns' files on a FUSE mount over a folder of this disk.
+    pub how: String,
+    /// The columns that ran on it.
+    pub columns: Vec<String>,
+    /// What each read reaching storage was held for (log-normal).
+    pub read: Option<LatencyShape>,
+    /// What each direct (O_DIRECT) write was held for.
+    pub direct_write: Option<LatencyShape>,
+    /// What each fsync/fdatasync was held for (plus a direct write's after buffered writes).
+    pub sync: Option<LatencyShape>,
+    /// I/Os held, by kind, over the whole emulation (file preparation included).
+    pub held_reads: u64,
+    pub held_direct_writes: u64,
+    pub held_syncs: u64,
+    /// Mean time a held reply left after its time (timer wake-up), ns, over the replies
+    /// that were held.
+    pub late_per_io_ns: f64,
+    /// I/Os this disk itself took longer for than the latency drawn (not held; the
+    /// emulated disk cannot be faster than this one), and their mean excess, ns.
+    pub slower_here: u64,
+    pub slower_here_per_io_ns: f64,
+}
+
+/// A latency distribution by its mean and 99th percentile, ns.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct LatencyShape {
+    pub mean_ns: f64,
+    pub p99_ns: f64,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]

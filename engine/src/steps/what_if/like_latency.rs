@@ -1,6 +1,7 @@
 //! `--like LABEL` in a step's prediction: the one-at-a-time latency a rate cap leaves out,
 //! and an estimate, labelled as one, of what it would add (issue 29). A cap limits the rate
-//! and adds no round trip, and this kernel has no device-mapper `delay` target to add one.
+//! and adds no round trip; `run --like` adds one to its columns on a FUSE passthrough
+//! (`engine::like::run_suite`), but a step's files stay where the step puts them.
 
 use record::{ColumnId, TestResult};
 
