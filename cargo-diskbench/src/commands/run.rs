@@ -248,12 +248,7 @@ pub fn exec(args: RunArgs) -> Result<()> {
         }
         None => None,
     };
-    for m in engine::like::sweep_killed_emulations() {
-        eprintln!(
-            "note: unmounted {}: the latency emulation of a `--like` run that was killed",
-            m.display()
-        );
-    }
+    super::unmount_killed_emulations();
     for stale in engine::testfile::stale_scratch_dirs(&opts.dir) {
         eprintln!(
             "warning: {} ({}) was left by a run that was killed ({}); no process owns it, \

@@ -120,13 +120,14 @@ pub fn what_if_options(
                 label.clone(),
                 caps,
                 steps::what_if::like_latency::OneAtATime::of(&record.tests),
+                engine::like::emulated_delays(&record),
             ))
         }
         None => None,
     };
-    let (like, like_latency) = match like {
-        Some((label, caps, latency)) => (Some((label, caps)), Some(latency)),
-        None => (None, None),
+    let (like, like_latency, like_delays) = match like {
+        Some((label, caps, latency, delays)) => (Some((label, caps)), Some(latency), delays),
+        None => (None, None, None),
     };
     let caps_target =
         steps::what_if::preflight::preflight(dir, Path::new(engine::cgroup::CGROUP_FS))?;
@@ -137,6 +138,7 @@ pub fn what_if_options(
         cap_mib_s: w.cap_mib_s,
         like,
         like_latency,
+        like_delays,
         caps_target,
         only: w.what_if_only.clone(),
     }))
@@ -173,6 +175,7 @@ pub fn exec(args: StepsArgs) -> Result<()> {
     // A what-if run killed with SIGKILL may have left the docker daemon capped: released
     // before anything is timed, what-if or not.
     engine::steps::what_if::preflight::sweep_killed_runs(Path::new(engine::cgroup::CGROUP_FS));
+    super::unmount_killed_emulations();
     let run = MeasuredRun::start(&dir, args.label.as_deref());
     let columns = newest_columns(&results_dir, &run.runner, &run.storage, &dir);
     let opts = StepsOptions {

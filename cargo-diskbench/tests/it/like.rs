@@ -299,14 +299,42 @@ fn run_like_is_its_own_runner_and_says_which_latency_it_leaves_out() {
         String::from_utf8_lossy(&out.stderr)
     );
     let notes = rec["steps"][0]["what_if"]["notes"].to_string();
-    assert!(
-        notes.contains("latency left out of this prediction"),
-        "{notes}"
-    );
-    assert!(notes.contains("Estimate, not measured"), "{notes}");
-    // This disk's own latency came from the real runs' columns, not the like run's.
-    assert!(
-        notes.contains("this disk's own from its qd1-read"),
-        "{notes}"
-    );
+    let like_condition = rec["steps"][0]["what_if"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == format!("like:{LIKE}"))
+        .unwrap()
+        .clone();
+    if emulates {
+        // The database is in the step's folder, on the emulation: each of its flushes was
+        // held for the target's time (50 transactions, each at least one flush of about
+        // 1.3 ms on that disk).
+        assert!(notes.contains("latency in this prediction"), "{notes}");
+        assert!(notes.contains("added on the step's folder"), "{notes}");
+        let held = like_condition["latency_held_s"].as_f64().unwrap();
+        assert!(held > 0.05, "{like_condition:#}");
+        assert!(
+            like_condition["notes"]
+                .to_string()
+                .contains("FUSE passthrough"),
+            "{like_condition:#}"
+        );
+    } else {
+        assert!(
+            notes.contains("latency left out of this prediction"),
+            "{notes}"
+        );
+        assert!(notes.contains("Estimate, not measured"), "{notes}");
+        // This disk's own latency came from the real runs' columns, not the like run's.
+        assert!(
+            notes.contains("this disk's own from its qd1-read"),
+            "{notes}"
+        );
+        assert!(like_condition["latency_held_s"].is_null());
+    }
+    // Nothing of the emulation is left: no mount, no backing folder.
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    assert!(!mounts.contains("diskbench-latency"), "{mounts}");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }

@@ -840,6 +840,11 @@ pub struct WhatIfCondition {
     /// caps. Kept out of the verdict, and a `like:` condition's time is then no prediction.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub disturbed: bool,
+    /// A `like:` condition whose step folder ran on the latency emulation (a FUSE passthrough
+    /// adding LABEL's per-I/O latency): the time the emulation held the step's I/O for in
+    /// all, s (median run). At most what the added latency can have cost; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_held_s: Option<f64>,
     #[serde(default)]
     pub notes: Vec<String>,
 }

@@ -70,6 +70,7 @@ pub(crate) fn run_in_work(
         ok: result.status == record::StepStatus::Ok,
         io: result.io.clone(),
         cgroup_io: undone.cgroup_io,
+        latency_held_s: undone.latency_held_s,
         notes: undone
             .notes
             .into_iter()

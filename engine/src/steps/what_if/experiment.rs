@@ -225,16 +225,22 @@ fn notes(
             // A time the caps cannot explain is the machine's, not a prediction of the disk.
             notes.push(format!(
                 "no prediction for {label}'s disk: the run under its caps was disturbed ({:.2} s \
-                 against {:.2} s here, but the I/O its caps let through could cost at most \
-                 {:.2} s); rerun on a quieter machine",
+                 against {:.2} s here, but the I/O its caps let through (and any latency the \
+                 emulation added) could cost at most {:.2} s); rerun on a quieter machine",
                 c.wall_s,
                 baseline.wall_s,
                 judgement::cap_cost_s(c).unwrap_or(0.0)
             ));
         } else {
+            let how = if c.latency_held_s.is_some() {
+                "its sequential MiB/s and random IOPS as caps, its one-at-a-time latency on the \
+                 step's folder"
+            } else {
+                "its sequential MiB/s and random IOPS as caps"
+            };
             notes.push(format!(
-                "on {label}'s disk (its sequential MiB/s and random IOPS as caps): {:.2} s \
-                 against {:.2} s here, CPU differences not included",
+                "on {label}'s disk ({how}): {:.2} s against {:.2} s here, CPU differences not \
+                 included",
                 c.wall_s, baseline.wall_s
             ));
         }

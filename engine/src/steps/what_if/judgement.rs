@@ -95,6 +95,7 @@ pub(crate) fn summarise(id: &str, caps: Option<IoCaps>, runs: &[Run]) -> WhatIfC
         },
         ratio: None,
         disturbed: false,
+        latency_held_s: m.latency_held_s,
         notes,
     }
 }
@@ -109,6 +110,8 @@ pub(crate) struct Run {
     pub ok: bool,
     pub io: Option<record::StepIo>,
     pub cgroup_io: Option<record::CgroupIo>,
+    /// What the latency emulation held this run's I/O for in all, s (a `like:` run on it).
+    pub latency_held_s: Option<f64>,
     pub notes: Vec<String>,
 }
 
@@ -148,11 +151,14 @@ pub(crate) fn cap_cost_s(c: &WhatIfCondition) -> Option<f64> {
     let (caps, io) = (c.caps.as_ref()?, c.cgroup_io.as_ref()?);
     let part =
         |n: u64, rate: Option<u64>| rate.filter(|r| *r > 0).map_or(0.0, |r| n as f64 / r as f64);
+    // The latency emulation's holds add to what the caps can cost (each at most once: holds
+    // that overlap cost less).
     Some(
         part(io.read_ios, caps.riops)
             + part(io.write_ios, caps.wiops)
             + part(io.read_bytes, caps.rbps)
-            + part(io.write_bytes, caps.wbps),
+            + part(io.write_bytes, caps.wbps)
+            + c.latency_held_s.unwrap_or(0.0),
     )
 }
 

@@ -1,7 +1,7 @@
 //! `--like LABEL` in a step's prediction: the one-at-a-time latency a rate cap leaves out,
 //! and an estimate, labelled as one, of what it would add (issue 29). A cap limits the rate
-//! and adds no round trip; `run --like` adds one to its columns on a FUSE passthrough
-//! (`engine::like::run_suite`), but a step's files stay where the step puts them.
+//! and adds no round trip; where FUSE can be used the `like:` condition adds one to the
+//! step's folder (`setup.rs`), and the note then says only what is left out elsewhere.
 
 use record::{ColumnId, TestResult};
 
@@ -49,6 +49,9 @@ pub(crate) fn step_prediction_note(
     let c = conditions.iter().find(|c| c.id.starts_with("like:"))?;
     if c.status != record::StepStatus::Ok || c.disturbed {
         return None;
+    }
+    if let Some(held_s) = c.latency_held_s {
+        return Some(emulated_prediction_note(label, target, held_s));
     }
     prediction_latency_note(
         label,
@@ -103,6 +106,18 @@ pub(crate) fn prediction_latency_note(
         io.write_ios,
         ns(write_extra),
     ))
+}
+
+/// The note on a `like:` prediction whose step folder ran on the latency emulation.
+fn emulated_prediction_note(label: &str, target: &OneAtATime, held_s: f64) -> String {
+    format!(
+        "latency in this prediction: {label}'s one-at-a-time latency ({} per read, {} per \
+         synced write) was added on the step's folder by the latency emulation, which held its \
+         I/O for {held_s:.2} s in all (the median run; held I/Os in flight together cost less); \
+         the step's I/O outside that folder ran at this disk's latency and is left out",
+        ns(target.read_ns),
+        ns(target.sync_write_ns),
+    )
 }
 
 #[cfg(test)]

@@ -74,6 +74,10 @@ pub struct WhatIfOptions {
     /// `--like LABEL`: its one-at-a-time latency, which the caps leave out (the prediction
     /// says so, with an estimate).
     pub like_latency: Option<super::like_latency::OneAtATime>,
+    /// `--like LABEL`: the latency the `like:` condition adds to the step's folder on a FUSE
+    /// passthrough ([`crate::like::emulated_delays`]); None without LABEL's one-at-a-time
+    /// figures (or where /dev/fuse cannot be opened: checked when the condition runs).
+    pub like_delays: Option<latency_fs::Delays>,
     /// The block-I/O hierarchy, or why the capped conditions cannot run (only memory runs).
     pub caps_target: Result<CapTarget, String>,
     /// Only these conditions (ids of [`CONDITION_IDS`]); None: all.

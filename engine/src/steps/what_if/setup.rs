@@ -16,6 +16,35 @@ use super::options::{Condition, WhatIfOptions};
 use super::page_cache;
 use crate::cgroup::CapGroup;
 
+/// What a `like:` run on the latency emulation says (the same words every run, so the
+/// condition carries it once).
+pub(crate) const LATENCY_NOTE: &str = "the step's folder ($DISKBENCH_SCRATCH) ran on a FUSE \
+     passthrough adding the runner's latency to each read reaching storage, each direct write \
+     and each flush; the step's I/O elsewhere (target/, $TMPDIR, a daemon's storage) ran at this \
+     disk's latency";
+
+/// The latency emulation over `work` (empty), its files in a folder beside it.
+fn latency_mount(
+    work: &Path,
+    delays: latency_fs::Delays,
+) -> Result<(latency_fs::Mount, std::path::PathBuf)> {
+    let mut name = work.file_name().unwrap_or_default().to_os_string();
+    name.push(".latency-backing");
+    let backing = work.with_file_name(name);
+    std::fs::create_dir(&backing)
+        .with_context(|| format!("cannot create {}", backing.display()))?;
+    match latency_fs::Mount::new(&backing, work, delays, record::random::random_seed()) {
+        Ok(m) => Ok((m, backing)),
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&backing);
+            Err(anyhow::anyhow!(
+                "cannot mount the latency emulation on {}: {e}",
+                work.display()
+            ))
+        }
+    }
+}
+
 /// A run's condition, in place until [`Setup::undo`].
 #[derive(Default)]
 pub(crate) struct Setup {
@@ -24,6 +53,8 @@ pub(crate) struct Setup {
     /// The capped cgroup, its target and its caps.
     capped: Option<(CapGroup, CapTarget, IoCaps)>,
     mount: Option<MemoryMount>,
+    /// A `like:` run's latency emulation over the work folder, and the folder behind it.
+    latency: Option<(latency_fs::Mount, std::path::PathBuf)>,
     /// The memory condition's uncapped cgroup: what disk I/O the run still did.
     measured: Option<CapGroup>,
     /// What was done for this run (a daemon capped), for the condition's notes.
@@ -39,6 +70,8 @@ pub(crate) struct Undone {
     pub notes: Vec<String>,
     /// What could not be undone (a daemon still capped, a tmpfs still mounted).
     pub left: Vec<String>,
+    /// What the latency emulation held the run's I/O for in all, s.
+    pub latency_held_s: Option<f64>,
 }
 
 impl Setup {
@@ -80,12 +113,24 @@ impl Setup {
                     setup.measured = Some(group);
                 }
             }
-            Condition::Capped { caps, .. } => {
+            Condition::Capped { id, caps } => {
                 let target = what_if
                     .and_then(|w| w.caps_target.as_ref().ok())
                     .context("a capped run without a cap target")?;
-                let group = caps::capped_group(target, caps)?;
-                setup.capped = Some((group, target.clone(), *caps));
+                let mut group = caps::capped_group(target, caps)?;
+                let delays = what_if.and_then(|w| w.like_delays);
+                if let Some(delays) = delays.filter(|_| id.starts_with("like:"))
+                    && latency_fs::available().is_ok()
+                {
+                    // The passthrough's server does the step's folder I/O from this process's
+                    // threads: this process goes into the capped group too (and back when it
+                    // closes), so the caps reach that I/O.
+                    group.adopt(std::process::id())?;
+                    setup.capped = Some((group, target.clone(), *caps));
+                    setup.latency = Some(latency_mount(work, delays)?);
+                } else {
+                    setup.capped = Some((group, target.clone(), *caps));
+                }
             }
         }
         Ok(setup)
@@ -121,13 +166,29 @@ impl Setup {
         }
     }
 
-    /// Undo in reverse: the caps (and a daemon's) first, then the mount. Both are tried
-    /// whatever the other did.
+    /// Undo in reverse: the latency emulation, the caps (and a daemon's), then the mount.
+    /// Each is tried whatever the others did.
     pub(crate) fn undo(mut self) -> Undone {
         let mut undone = Undone {
             notes: std::mem::take(&mut self.notes),
             ..Default::default()
         };
+        if let Some((mount, backing)) = self.latency.take() {
+            match mount.unmount() {
+                Ok(held) => {
+                    undone.latency_held_s = Some(held.held_ns as f64 / 1e9);
+                    undone.notes.push(LATENCY_NOTE.to_string());
+                }
+                Err(e) => undone
+                    .left
+                    .push(format!("could not unmount the latency emulation: {e}")),
+            }
+            if let Err(e) = std::fs::remove_dir_all(&backing) {
+                undone
+                    .left
+                    .push(format!("could not remove {}: {e}", backing.display()));
+            }
+        }
         if let Some((group, target, _)) = self.capped.take() {
             undone.cgroup_io = Some(group.usage(&target.devices));
             if let Err(e) = group.close() {
