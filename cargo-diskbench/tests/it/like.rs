@@ -338,3 +338,73 @@ fn run_like_is_its_own_runner_and_says_which_latency_it_leaves_out() {
     assert!(!mounts.contains("diskbench-latency"), "{mounts}");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
+
+/// Where the latency emulation cannot be mounted (a container may open /dev/fuse and still
+/// not be allowed to mount), `run --like` says why, runs qd1-read on the disk under the caps
+/// and the table says the latency it leaves out: a run, not a failure.
+#[test]
+#[ignore = "needs root: --like puts the columns in a capped cgroup"]
+fn run_like_where_fuse_cannot_mount_says_so_and_leaves_the_latency_out() {
+    common::require_root();
+    let _quiet = common::disk_quiet();
+    let results = common::sandbox();
+    let imported = common::bin()
+        .arg("import")
+        .arg(common::fixture::path(common::fixture::PUBLISHED_CSV))
+        .arg("--results")
+        .arg(results.path())
+        .output()
+        .unwrap();
+    assert!(imported.status.success());
+    let dir = common::sandbox();
+    let out = common::bin()
+        .env("DISKBENCH_FAKE_FUSE_MOUNT_EPERM", "1")
+        .args([
+            "run",
+            "--like",
+            LIKE,
+            "--no-steps",
+            "--no-site",
+            "--only",
+            "qd1-read",
+        ])
+        .args([
+            "--size",
+            "32M",
+            "--runtime",
+            "0.5",
+            "--ramp",
+            "0.25",
+            "--json",
+            "-",
+        ])
+        .arg("--dir")
+        .arg(dir.path())
+        .arg("--results")
+        .arg(results.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("cannot mount the latency emulation"),
+        "{stderr}"
+    );
+    let rec: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let like = &rec["settings"]["like"];
+    assert!(like["latency_emulation"].is_null(), "{like:#}");
+    let qd1 = like["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "qd1-read")
+        .unwrap();
+    assert!(
+        qd1["note"]
+            .as_str()
+            .unwrap()
+            .contains("latency is not emulated"),
+        "{qd1:#}"
+    );
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}

@@ -92,6 +92,11 @@ impl Mount {
     /// Mount the passthrough of `backing` on `mountpoint` (an empty folder), holding I/O for
     /// `delays`; `seed` makes the latency draws repeatable.
     pub fn new(backing: &Path, mountpoint: &Path, delays: Delays, seed: u64) -> io::Result<Mount> {
+        // Test-only switch (the guarantees page lists them): the mount refused, as in a
+        // container that may open /dev/fuse but not mount.
+        if std::env::var_os("DISKBENCH_FAKE_FUSE_MOUNT_EPERM").is_some() {
+            return Err(io::Error::from_raw_os_error(libc::EPERM));
+        }
         let fs = Arc::new(Fs::new(backing, delays)?);
         let dev = Arc::new(open_device()?);
         let target = CString::new(mountpoint.as_os_str().as_bytes())?;
