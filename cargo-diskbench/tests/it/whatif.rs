@@ -925,6 +925,86 @@ fn run_like_an_ebs_runner_lands_within_25_percent_of_its_figures() {
     assert_clean(dir.path(), &limits);
 }
 
+/// A step's `like:` runs have its folder and its `$TMPDIR` on the latency emulation (a FUSE
+/// filesystem, as the step itself sees with stat), its normal runs on the disk; and nothing
+/// of it is left afterwards.
+#[test]
+#[ignore = "needs root: .ci/run runs these as root with --ignored"]
+fn a_like_run_puts_the_steps_folder_and_tmpdir_on_the_latency_emulation() {
+    common::require_root();
+    if std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/fuse")
+        .is_err()
+    {
+        eprintln!("skipped: /dev/fuse does not open here");
+        return;
+    }
+    let _quiet = common::disk_quiet();
+    let limits = machine_limits();
+    let marks = tempfile::tempdir().unwrap();
+    let mark = marks.path().join("mark");
+    let project = project_with(&format!(
+        "[[steps]]\nid = \"where\"\nrun = \"echo $(stat -f -c %T $TMPDIR) $(stat -f -c %T \
+         $DISKBENCH_SCRATCH) >> {}\"\n",
+        mark.display()
+    ));
+    let results = like_results();
+    let dir = sandbox();
+    let mut cmd = common::bin();
+    cmd.current_dir(project.path())
+        .args(["steps", "--what-if", "--dir"])
+        .arg(dir.path())
+        .args(["--json", "-", "--results"])
+        .arg(results.path())
+        .args(["--what-if-only", "like", "--like", "runson-m8a-2xlarge"])
+        .args(["--what-if-repeat", "2", "--only", "where,cargo-build"]);
+    let (out, rec) = run_json(&mut cmd);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let step = |id: &str| {
+        rec["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["id"] == id)
+            .unwrap_or_else(|| panic!("no {id}: {rec:#}"))
+            .clone()
+    };
+    let w = step("where")["what_if"].clone();
+    // The built-in cargo step builds a real project in its folder: on the passthrough too
+    // (files renamed over others, hard links, a git repository), and it must still build.
+    let cargo = step("cargo-build");
+    if cargo["status"] != "skipped" {
+        assert_eq!(
+            condition(&cargo["what_if"], "like:runson-m8a-2xlarge")["status"],
+            "ok",
+            "{cargo:#}"
+        );
+    }
+    let text = std::fs::read_to_string(&mark).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    // The plain run, two normal runs, then the two like: runs.
+    let on_fuse = lines
+        .iter()
+        .filter(|l| l.split(' ').all(|t| t.starts_with("fuse")))
+        .count();
+    assert_eq!(on_fuse, 2, "{text}");
+    assert!(!lines[0].contains("fuse"), "{text}");
+    let like = w["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "like:runson-m8a-2xlarge")
+        .unwrap();
+    assert!(like["latency_held_s"].is_number(), "{like:#}");
+    assert_clean(dir.path(), &limits);
+}
+
 /// A `run --like` killed outright (SIGKILL) while qd1-read runs on the latency emulation
 /// leaves a FUSE mount whose server died with it (every access fails with ENOTCONN, so its
 /// folder cannot even be removed). The next run unmounts it and says so; its folder is then

@@ -352,7 +352,11 @@ impl Fs {
             .map(|(p, id)| (p.clone(), *id))
             .collect();
         for (old, id) in moved {
-            let new = to.join(old.strip_prefix(from).unwrap_or(Path::new("")));
+            // join("") would add a trailing slash: "dir/name/" is ENOTDIR for a file.
+            let new = match old.strip_prefix(from) {
+                Ok(rest) if !rest.as_os_str().is_empty() => to.join(rest),
+                _ => to.to_path_buf(),
+            };
             n.by_path.remove(&old);
             n.by_path.insert(new.clone(), id);
             if let Some(node) = n.by_id.get_mut(&id) {
@@ -459,6 +463,10 @@ impl Fs {
                 r.u64(8).ok_or(libc::EINVAL)?,
                 r.u32(16).ok_or(libc::EINVAL)? as usize,
             );
+            // No more than the kernel was told it may send (INIT's max_write).
+            if size > MAX_WRITE {
+                return Err(libc::EINVAL);
+            }
             let data = r.body.get(40..40 + size).ok_or(libc::EINVAL)?;
             let (_h, fd, direct, node) = self.file(fh)?;
             let src: &[u8] = if direct {

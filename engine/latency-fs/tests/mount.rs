@@ -55,6 +55,16 @@ fn files_made_through_the_mount_are_the_backing_folders_files() {
         .read_to_string(&mut s)
         .unwrap();
     assert_eq!(s, "hello world");
+    // A file renamed over another (a lock file made the real one, as git and cargo do),
+    // then a folder renamed with it inside.
+    fs::write(mnt.join("sub/a.txt.lock"), b"hello world").unwrap();
+    fs::rename(mnt.join("sub/a.txt.lock"), mnt.join("sub/a.txt")).unwrap();
+    assert_eq!(fs::read(mnt.join("sub/a.txt")).unwrap(), b"hello world");
+    assert!(
+        fs::symlink_metadata(mnt.join("sub/a.txt"))
+            .unwrap()
+            .is_file()
+    );
     fs::rename(mnt.join("sub"), mnt.join("moved")).unwrap();
     assert_eq!(fs::read(mnt.join("moved/a.txt")).unwrap(), b"hello world");
     std::os::unix::fs::symlink("a.txt", mnt.join("moved/link")).unwrap();

@@ -114,7 +114,8 @@ fn emulated_prediction_note(label: &str, target: &OneAtATime, held_s: f64) -> St
         "latency in this prediction: {label}'s one-at-a-time latency ({} per read, {} per \
          synced write) was added on the step's folder by the latency emulation, which held its \
          I/O for {held_s:.2} s in all (the median run; held I/Os in flight together cost less); \
-         the step's I/O outside that folder ran at this disk's latency and is left out",
+         the step's I/O outside that folder and $TMPDIR (target/, the project, a daemon's \
+         storage) ran at this disk's latency and is left out",
         ns(target.read_ns),
         ns(target.sync_write_ns),
     )

@@ -18,10 +18,10 @@ use crate::cgroup::CapGroup;
 
 /// What a `like:` run on the latency emulation says (the same words every run, so the
 /// condition carries it once).
-pub(crate) const LATENCY_NOTE: &str = "the step's folder ($DISKBENCH_SCRATCH) ran on a FUSE \
-     passthrough adding the runner's latency to each read reaching storage, each direct write \
-     and each flush; the step's I/O elsewhere (target/, $TMPDIR, a daemon's storage) ran at this \
-     disk's latency";
+pub(crate) const LATENCY_NOTE: &str = "the step's folder ($DISKBENCH_SCRATCH, with $TMPDIR \
+     inside it) ran on a FUSE passthrough adding the runner's latency to each read reaching \
+     storage, each direct write and each flush; the step's I/O elsewhere (target/, the project, \
+     a daemon's storage) ran at this disk's latency";
 
 /// The latency emulation over `work` (empty), its files in a folder beside it.
 fn latency_mount(
@@ -160,6 +160,11 @@ impl Setup {
         if self.mount.is_some() {
             self.notes
                 .extend(memory_files::redirect(cmd, work, cargo_target));
+        }
+        if self.latency.is_some() {
+            // The step's temporary files get the runner's latency too; a cargo target folder
+            // does not (thousands of metadata calls would time the passthrough, not a disk).
+            self.notes.extend(memory_files::redirect(cmd, work, None));
         }
         if let Some(group) = &self.measured {
             group.join_on_exec(cmd);
