@@ -168,6 +168,8 @@ pub(crate) struct Fs {
     nodes: Mutex<Nodes>,
     handles: Mutex<(u64, HashMap<u64, Arc<Handle>>)>,
     delays: Delays,
+    /// Whether replies are held at all: off while a caller prepares files it does not time.
+    pub(crate) holding: std::sync::atomic::AtomicBool,
     pub(crate) counters: Counters,
 }
 
@@ -257,6 +259,7 @@ impl Fs {
             }),
             handles: Mutex::new((1, HashMap::new())),
             delays,
+            holding: std::sync::atomic::AtomicBool::new(true),
             counters: Counters::default(),
         })
     }
@@ -416,6 +419,9 @@ impl Fs {
         l: Option<Latency>,
         s: &mut Scratch,
     ) -> Option<(u64, Held)> {
+        if !self.holding.load(Ordering::Relaxed) {
+            return None;
+        }
         l.map(|l| (arrival_ns + s.draws.sample_ns(&l), kind))
     }
 
@@ -530,7 +536,10 @@ impl Fs {
         match go() {
             Ok(dirty) => {
                 let mut hold = self.hold(arrival_ns, Held::Sync, self.delays.sync, s);
-                if dirty && let Some(w) = self.delays.direct_write {
+                if dirty
+                    && hold.is_some()
+                    && let Some(w) = self.delays.direct_write
+                {
                     let extra = s.draws.sample_ns(&w);
                     hold = Some((hold.map_or(arrival_ns, |h| h.0) + extra, Held::Sync));
                 }

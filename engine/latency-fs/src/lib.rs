@@ -169,6 +169,14 @@ impl Mount {
         &self.mountpoint
     }
 
+    /// Hold replies (the default) or pass everything through at this disk's speed, e.g.
+    /// while files are prepared that are not timed.
+    pub fn set_holding(&self, on: bool) {
+        self.fs
+            .holding
+            .store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// What was held so far.
     pub fn held(&self) -> HeldStats {
         self.fs.counters.snapshot()

@@ -34,7 +34,12 @@ fn latency_mount(
     std::fs::create_dir(&backing)
         .with_context(|| format!("cannot create {}", backing.display()))?;
     match latency_fs::Mount::new(&backing, work, delays, record::random::random_seed()) {
-        Ok(m) => Ok((m, backing)),
+        Ok(m) => {
+            // The step's preparation and the page-cache drop are not timed: held only from
+            // `enter` on.
+            m.set_holding(false);
+            Ok((m, backing))
+        }
         Err(e) => {
             let _ = std::fs::remove_dir_all(&backing);
             Err(anyhow::anyhow!(
@@ -156,6 +161,9 @@ impl Setup {
     ) {
         if self.cold {
             page_cache::evict_from_cache(work);
+        }
+        if let Some((m, _)) = &self.latency {
+            m.set_holding(true);
         }
         if self.mount.is_some() {
             self.notes
