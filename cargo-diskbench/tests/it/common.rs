@@ -182,6 +182,24 @@ pub fn sandbox() -> tempfile::TempDir {
     tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("cannot create a temp folder")
 }
 
+/// A results folder with the published EC2 storage figures imported (what `--like` reads).
+pub fn published_results() -> tempfile::TempDir {
+    let results = sandbox();
+    let out = bin()
+        .arg("import")
+        .arg(fixture::path(fixture::PUBLISHED_CSV))
+        .arg("--results")
+        .arg(results.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    results
+}
+
 /// Folder trees: what is in them, to compare before and after a command.
 pub mod tree {
     use std::collections::BTreeMap;

@@ -181,22 +181,14 @@ fn small_run(dir: &Path, results: &Path, extra: &[&str]) -> (Value, String) {
 /// (real cgroup caps, and a real FUSE mount where /dev/fuse opens): the site's runner for this
 /// machine keeps exactly its figures and the like run is its own runner; the like record and
 /// table give, for qd1-read and sync-write, the target's time per I/O and p99 beside the
-/// emulated run's; and `steps --what-if --like` labels its estimate of what latency it
-/// leaves out (a step's own files are not on the emulation).
+/// emulated run's; and `steps --what-if --like` puts the sqlite step's database on the
+/// emulation (or, without FUSE, labels its estimate of the latency it leaves out).
 #[test]
 #[ignore = "needs root: --like puts the columns in a capped cgroup"]
 fn run_like_is_its_own_runner_and_says_which_latency_it_leaves_out() {
     common::require_root();
     let _quiet = common::disk_quiet();
-    let results = common::sandbox();
-    let imported = common::bin()
-        .arg("import")
-        .arg(common::fixture::path(common::fixture::PUBLISHED_CSV))
-        .arg("--results")
-        .arg(results.path())
-        .output()
-        .unwrap();
-    assert!(imported.status.success());
+    let results = common::published_results();
     let dir = common::sandbox();
     let (real, _) = small_run(dir.path(), results.path(), &[]);
     small_run(dir.path(), results.path(), &[]);
@@ -347,15 +339,7 @@ fn run_like_is_its_own_runner_and_says_which_latency_it_leaves_out() {
 fn run_like_where_fuse_cannot_mount_says_so_and_leaves_the_latency_out() {
     common::require_root();
     let _quiet = common::disk_quiet();
-    let results = common::sandbox();
-    let imported = common::bin()
-        .arg("import")
-        .arg(common::fixture::path(common::fixture::PUBLISHED_CSV))
-        .arg("--results")
-        .arg(results.path())
-        .output()
-        .unwrap();
-    assert!(imported.status.success());
+    let results = common::published_results();
     let dir = common::sandbox();
     let out = common::bin()
         .env("DISKBENCH_FAKE_FUSE_MOUNT_EPERM", "1")

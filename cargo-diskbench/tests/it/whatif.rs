@@ -93,6 +93,24 @@ fn assert_clean(dir: &Path, limits_before: &[String]) {
     assert_eq!(machine_limits(), limits_before, "limits not restored");
 }
 
+/// Wait (at most 30 s, else fail saying `what`) until `ready`, then `settle` longer: the
+/// child is then inside the part the test interrupts or kills.
+fn wait_for(ready: impl Fn() -> bool, what: &str, settle: Duration) {
+    let started = Instant::now();
+    while !ready() {
+        assert!(started.elapsed() < Duration::from_secs(30), "{what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(settle);
+}
+
+/// Ctrl-C to a child run: it must stop with exit code 130.
+fn interrupt(child: &mut std::process::Child) {
+    // SAFETY: signalling the child we started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+}
+
 use common::{run_json, sandbox};
 
 /// `steps --what-if` (see [`common::steps_cmd`]).
@@ -637,7 +655,7 @@ fn on_tmpfs_the_capped_conditions_are_refused_by_name_and_memory_still_runs() {
         ])
         .arg(dir.path())
         .arg("--results")
-        .arg(like_results().path())
+        .arg(common::published_results().path())
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -705,24 +723,6 @@ fn without_root_the_experiments_exit_2_before_any_step() {
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
 
-/// A results folder with the published EC2 storage figures imported.
-fn like_results() -> tempfile::TempDir {
-    let results = tempfile::tempdir().unwrap();
-    let out = common::bin()
-        .arg("import")
-        .arg(common::fixture::path(common::fixture::PUBLISHED_CSV))
-        .arg("--results")
-        .arg(results.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    results
-}
-
 /// The EBS gp3 default runner (400 MiB/s, 3000 IOPS) is well below this disk: capped like
 /// it, the four throughput columns land within 25% of its figures.
 #[test]
@@ -731,7 +731,7 @@ fn run_like_an_ebs_runner_lands_within_25_percent_of_its_figures() {
     common::require_root();
     let _quiet = common::disk_quiet();
     let limits = machine_limits();
-    let results = like_results();
+    let results = common::published_results();
     let dir = sandbox();
     let out = common::bin()
         .args([
@@ -855,18 +855,12 @@ fn run_like_an_ebs_runner_lands_within_25_percent_of_its_figures() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let started = Instant::now();
-    while our_cgroups().is_empty() {
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "no capped cgroup"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    std::thread::sleep(Duration::from_millis(500));
-    // SAFETY: signalling the child we started.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    assert_eq!(child.wait().unwrap().code(), Some(130));
+    wait_for(
+        || !our_cgroups().is_empty(),
+        "no capped cgroup",
+        Duration::from_millis(500),
+    );
+    interrupt(&mut child);
     assert_clean(dir.path(), &limits);
 
     // Ctrl-C while qd1-read runs on the latency emulation: exit 130, the mount and its
@@ -896,18 +890,12 @@ fn run_like_an_ebs_runner_lands_within_25_percent_of_its_figures() {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let started = Instant::now();
-        while memory_mounts().is_empty() {
-            assert!(
-                started.elapsed() < Duration::from_secs(30),
-                "no latency emulation mounted"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        std::thread::sleep(Duration::from_millis(1500));
-        // SAFETY: signalling the child we started.
-        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-        assert_eq!(child.wait().unwrap().code(), Some(130));
+        wait_for(
+            || !memory_mounts().is_empty(),
+            "no latency emulation mounted",
+            Duration::from_millis(1500),
+        );
+        interrupt(&mut child);
         assert_clean(dir.path(), &limits);
     }
 
@@ -950,7 +938,7 @@ fn a_like_run_puts_the_steps_folder_and_tmpdir_on_the_latency_emulation() {
          $DISKBENCH_SCRATCH) >> {}\"\n",
         mark.display()
     ));
-    let results = like_results();
+    let results = common::published_results();
     let dir = sandbox();
     let mut cmd = common::bin();
     cmd.current_dir(project.path())
@@ -1024,7 +1012,7 @@ fn the_next_run_unmounts_a_killed_runs_latency_emulation() {
     }
     let _quiet = common::disk_quiet();
     let limits = machine_limits();
-    let results = like_results();
+    let results = common::published_results();
     let dir = sandbox();
     let run = |runtime: &str| {
         let mut cmd = common::bin();
@@ -1047,15 +1035,11 @@ fn the_next_run_unmounts_a_killed_runs_latency_emulation() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let started = Instant::now();
-    while memory_mounts().is_empty() {
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "no latency emulation mounted"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    std::thread::sleep(Duration::from_millis(1000));
+    wait_for(
+        || !memory_mounts().is_empty(),
+        "no latency emulation mounted",
+        Duration::from_millis(1000),
+    );
     child.kill().unwrap();
     child.wait().unwrap();
     assert_eq!(memory_mounts().len(), 1, "{:?}", memory_mounts());
@@ -1365,7 +1349,7 @@ fn a_like_run_slowed_by_a_sleep_is_disturbed_and_no_prediction() {
          sleep 3; fi\"\n",
     );
     let dir = sandbox();
-    let results = like_results();
+    let results = common::published_results();
     // steps_cmd reads records from the project's no-results folder: the imported ones go there.
     let into = project.path().join("no-results");
     std::fs::create_dir(&into).unwrap();

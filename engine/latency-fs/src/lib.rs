@@ -121,34 +121,26 @@ impl Mount {
         if rc != 0 {
             return Err(io::Error::last_os_error());
         }
-        let mut threads = Vec::new();
+        let mut m = Mount {
+            mountpoint: mountpoint.to_path_buf(),
+            fs,
+            threads: Vec::new(),
+            connection: None,
+            mounted: true,
+        };
         for i in 0..SERVER_THREADS {
-            let (server, dev) = (fs.clone(), dev.clone());
+            let (server, dev) = (m.fs.clone(), dev.clone());
             let spawned = std::thread::Builder::new()
                 .name(format!("latency-fs-{i}"))
                 .spawn(move || serve(&server, dev.as_raw_fd(), seed.wrapping_add(i as u64)));
             match spawned {
-                Ok(t) => threads.push(t),
+                Ok(t) => m.threads.push(t),
                 Err(e) => {
-                    let mut m = Mount {
-                        mountpoint: mountpoint.to_path_buf(),
-                        fs,
-                        threads,
-                        connection: None,
-                        mounted: true,
-                    };
                     let _ = m.stop();
                     return Err(e);
                 }
             }
         }
-        let mut m = Mount {
-            mountpoint: mountpoint.to_path_buf(),
-            fs,
-            threads,
-            connection: None,
-            mounted: true,
-        };
         // The first stat waits for INIT's reply: after it the mount serves. Then one file
         // made and closed, so the kernel learns there is no FLUSH (fs.rs says why).
         let probe = mountpoint.join(".latency-fs-probe");
