@@ -182,6 +182,16 @@ pub fn sandbox() -> tempfile::TempDir {
     tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("cannot create a temp folder")
 }
 
+/// Whether /dev/fuse opens here: `--like`'s latency emulation can run (else it says what
+/// latency it leaves out, and the tests check that instead).
+pub fn fuse_opens() -> bool {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/fuse")
+        .is_ok()
+}
+
 /// A results folder with the published EC2 storage figures imported (what `--like` reads).
 pub fn published_results() -> tempfile::TempDir {
     let results = sandbox();

@@ -147,7 +147,18 @@ fn a_like_run_leaves_the_real_runners_figures_unchanged_and_is_its_own_runner() 
 
 /// `cargo diskbench run` with small sizes on `dir`, `extra` added; the record it printed.
 fn small_run(dir: &Path, results: &Path, extra: &[&str]) -> (Value, String) {
+    small_run_with(dir, results, extra, &[])
+}
+
+/// [`small_run`] with these environment variables set.
+fn small_run_with(
+    dir: &Path,
+    results: &Path,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> (Value, String) {
     let out = common::bin()
+        .envs(env.iter().copied())
         .args([
             "run",
             "--no-steps",
@@ -200,11 +211,7 @@ fn run_like_is_its_own_runner_and_says_which_latency_it_leaves_out() {
 
     // With FUSE the one-at-a-time columns run on the latency emulation; without, the
     // table says what the caps leave out.
-    let emulates = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open("/dev/fuse")
-        .is_ok();
+    let emulates = common::fuse_opens();
     let (like, table) = small_run(dir.path(), results.path(), &["--like", LIKE]);
     let after_out = common::sandbox();
     let after = site(results.path(), after_out.path());
@@ -341,40 +348,16 @@ fn run_like_where_fuse_cannot_mount_says_so_and_leaves_the_latency_out() {
     let _quiet = common::disk_quiet();
     let results = common::published_results();
     let dir = common::sandbox();
-    let out = common::bin()
-        .env("DISKBENCH_FAKE_FUSE_MOUNT_EPERM", "1")
-        .args([
-            "run",
-            "--like",
-            LIKE,
-            "--no-steps",
-            "--no-site",
-            "--only",
-            "qd1-read",
-        ])
-        .args([
-            "--size",
-            "32M",
-            "--runtime",
-            "0.5",
-            "--ramp",
-            "0.25",
-            "--json",
-            "-",
-        ])
-        .arg("--dir")
-        .arg(dir.path())
-        .arg("--results")
-        .arg(results.path())
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
+    let (rec, stderr) = small_run_with(
+        dir.path(),
+        results.path(),
+        &["--like", LIKE],
+        &[("DISKBENCH_FAKE_FUSE_MOUNT_EPERM", "1")],
+    );
     assert!(
         stderr.contains("cannot mount the latency emulation"),
         "{stderr}"
     );
-    let rec: Value = serde_json::from_slice(&out.stdout).unwrap();
     let like = &rec["settings"]["like"];
     assert!(like["latency_emulation"].is_null(), "{like:#}");
     let qd1 = like["columns"]

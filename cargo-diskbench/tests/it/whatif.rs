@@ -104,6 +104,25 @@ fn wait_for(ready: impl Fn() -> bool, what: &str, settle: Duration) {
     std::thread::sleep(settle);
 }
 
+/// `run --like runson-m8a-2xlarge` of one column on 64 MiB files for `runtime` seconds
+/// after a quarter-second warm-up, on `dir` with the published figures in `results`.
+fn like_run(dir: &Path, results: &Path, column: &str, runtime: &str) -> Command {
+    let mut cmd = common::bin();
+    cmd.args([
+        "run",
+        "--like",
+        "runson-m8a-2xlarge",
+        "--no-steps",
+        "--no-site",
+    ])
+    .args(["--only", column, "--size", "64M", "--runtime", runtime])
+    .args(["--ramp", "0.25", "--dir"])
+    .arg(dir)
+    .arg("--results")
+    .arg(results);
+    cmd
+}
+
 /// Ctrl-C to a child run: it must stop with exit code 130.
 fn interrupt(child: &mut std::process::Child) {
     // SAFETY: signalling the child we started.
@@ -798,11 +817,7 @@ fn run_like_an_ebs_runner_lands_within_25_percent_of_its_figures() {
     // least its drawn latency, so it cannot come out faster than the target beyond the draws'
     // noise (whether it lands within 25% depends on how busy this machine is: not judged
     // here; bench/like-latency.sh measures it). Without FUSE a cap cannot reproduce it.
-    let fuse = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open("/dev/fuse")
-        .is_ok();
+    let fuse = common::fuse_opens();
     let note = qd1["note"].as_str().unwrap();
     if fuse {
         assert!(note.contains("latency emulated"), "{qd1:#}");
@@ -833,24 +848,7 @@ fn run_like_an_ebs_runner_lands_within_25_percent_of_its_figures() {
     assert_clean(dir.path(), &limits);
 
     // Ctrl-C while the columns run inside the capped cgroup: exit 130, nothing left.
-    let mut child = common::bin()
-        .args([
-            "run",
-            "--like",
-            "runson-m8a-2xlarge",
-            "--no-steps",
-            "--no-site",
-            "--only",
-            "seq-read",
-            "--size",
-            "64M",
-            "--runtime",
-            "30",
-            "--dir",
-        ])
-        .arg(dir.path())
-        .arg("--results")
-        .arg(results.path())
+    let mut child = like_run(dir.path(), results.path(), "seq-read", "30")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -866,26 +864,7 @@ fn run_like_an_ebs_runner_lands_within_25_percent_of_its_figures() {
     // Ctrl-C while qd1-read runs on the latency emulation: exit 130, the mount and its
     // folders gone with the cgroup.
     if fuse {
-        let mut child = common::bin()
-            .args([
-                "run",
-                "--like",
-                "runson-m8a-2xlarge",
-                "--no-steps",
-                "--no-site",
-            ])
-            .args([
-                "--only",
-                "qd1-read",
-                "--size",
-                "64M",
-                "--runtime",
-                "30",
-                "--dir",
-            ])
-            .arg(dir.path())
-            .arg("--results")
-            .arg(results.path())
+        let mut child = like_run(dir.path(), results.path(), "qd1-read", "30")
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -920,12 +899,7 @@ fn run_like_an_ebs_runner_lands_within_25_percent_of_its_figures() {
 #[ignore = "needs root: .ci/run runs these as root with --ignored"]
 fn a_like_run_puts_the_steps_folder_and_tmpdir_on_the_latency_emulation() {
     common::require_root();
-    if std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open("/dev/fuse")
-        .is_err()
-    {
+    if !common::fuse_opens() {
         eprintln!("skipped: /dev/fuse does not open here");
         return;
     }
@@ -1001,12 +975,7 @@ fn a_like_run_puts_the_steps_folder_and_tmpdir_on_the_latency_emulation() {
 #[ignore = "needs root: .ci/run runs these as root with --ignored"]
 fn the_next_run_unmounts_a_killed_runs_latency_emulation() {
     common::require_root();
-    if std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open("/dev/fuse")
-        .is_err()
-    {
+    if !common::fuse_opens() {
         eprintln!("skipped: /dev/fuse does not open here");
         return;
     }
@@ -1014,22 +983,7 @@ fn the_next_run_unmounts_a_killed_runs_latency_emulation() {
     let limits = machine_limits();
     let results = common::published_results();
     let dir = sandbox();
-    let run = |runtime: &str| {
-        let mut cmd = common::bin();
-        cmd.args([
-            "run",
-            "--like",
-            "runson-m8a-2xlarge",
-            "--no-steps",
-            "--no-site",
-        ])
-        .args(["--only", "qd1-read", "--size", "64M", "--runtime", runtime])
-        .args(["--ramp", "0.25", "--dir"])
-        .arg(dir.path())
-        .arg("--results")
-        .arg(results.path());
-        cmd
-    };
+    let run = |runtime: &str| like_run(dir.path(), results.path(), "qd1-read", runtime);
     let mut child = run("30")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
