@@ -2,7 +2,7 @@
 //! block-I/O caps on this disk; and, per column, the target's figure beside the one measured
 //! under the caps, with whether a cap can reproduce it at all.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use latency_fs::{Delays, Latency};
@@ -226,14 +226,10 @@ fn emulated_note(
 /// A private folder under `dir` with the emulation's backing folder and, beside it, the
 /// passthrough mounted over an empty one (its path last).
 fn mount_emulation(
-    dir: &std::path::Path,
+    dir: &Path,
     delays: Delays,
     seed: u64,
-) -> Result<(
-    crate::testfile::ScratchDir,
-    latency_fs::Mount,
-    std::path::PathBuf,
-)> {
+) -> Result<(crate::testfile::ScratchDir, latency_fs::Mount, PathBuf)> {
     let folder = crate::testfile::ScratchDir::create(dir)?;
     let (backing, mnt) = (folder.path().join("backing"), folder.path().join("mnt"));
     for d in [&backing, &mnt] {
@@ -246,7 +242,7 @@ fn mount_emulation(
 
 /// Unmount the latency emulations of runs that were killed (their server died with them,
 /// so their folder cannot even be listed); the mount points released.
-pub fn sweep_killed_emulations() -> Vec<std::path::PathBuf> {
+pub fn sweep_killed_emulations() -> Vec<PathBuf> {
     latency_fs::sweep_stale()
 }
 

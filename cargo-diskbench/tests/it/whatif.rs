@@ -900,8 +900,7 @@ fn run_like_an_ebs_runner_lands_within_25_percent_of_its_figures() {
 fn a_like_run_puts_the_steps_folder_and_tmpdir_on_the_latency_emulation() {
     common::require_root();
     if !common::fuse_opens() {
-        eprintln!("skipped: /dev/fuse does not open here");
-        return;
+        return common::skip("/dev/fuse does not open here");
     }
     let _quiet = common::disk_quiet();
     let limits = machine_limits();
@@ -976,8 +975,7 @@ fn a_like_run_puts_the_steps_folder_and_tmpdir_on_the_latency_emulation() {
 fn the_next_run_unmounts_a_killed_runs_latency_emulation() {
     common::require_root();
     if !common::fuse_opens() {
-        eprintln!("skipped: /dev/fuse does not open here");
-        return;
+        return common::skip("/dev/fuse does not open here");
     }
     let _quiet = common::disk_quiet();
     let limits = machine_limits();

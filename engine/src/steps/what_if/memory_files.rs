@@ -57,7 +57,7 @@ pub(crate) fn redirect(cmd: &mut Command, work: &Path, cargo_target: Option<&Pat
             cmd.env("TMPDIR", &tmp);
         }
         Err(e) => notes.push(format!(
-            "on memory, TMPDIR stayed where it was: cannot create {}: {e}",
+            "TMPDIR stayed where it was: cannot create {}: {e}",
             tmp.display()
         )),
     }

@@ -18,7 +18,7 @@ use crate::cgroup::CapGroup;
 
 /// What a `like:` run on the latency emulation says (the same words every run, so the
 /// condition carries it once).
-pub(crate) const LATENCY_NOTE: &str = "the step's folder ($DISKBENCH_SCRATCH, with $TMPDIR \
+const LATENCY_NOTE: &str = "the step's folder ($DISKBENCH_SCRATCH, with $TMPDIR \
      inside it) ran on a FUSE passthrough adding the runner's latency to each read reaching \
      storage, each direct write and each flush; the step's I/O elsewhere (target/, the project, \
      a daemon's storage) ran at this disk's latency";
