@@ -90,7 +90,8 @@ mod tests {
     #[test]
     fn help_shows_each_default_equal_to_its_constant() {
         use crate::commands::device;
-        use engine::steps::{cargo_build, docker_build, sqlite, what_if::options as what_if};
+        use engine::experiments::what_if::options as what_if;
+        use engine::steps::{cargo_build, docker_build, sqlite};
         use engine::suite;
         use record::results::{DEFAULT_RESULTS_DIR, DEFAULT_SITE_DIR};
         let what_if_cases = |command: &'static str| {

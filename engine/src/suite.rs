@@ -11,7 +11,7 @@
 //! - A write column's files are new, allocated as fio allocates them by default (`fallocate`
 //!   mode 0: unwritten extents on ext4 and xfs), and written into. Writing into blocks written
 //!   before is cheaper (no extent conversion to commit with each fdatasync) and is not what
-//!   published figures measure. See `fileprep` and the methodology page.
+//!   published figures measure. See `files::prep` and the methodology page.
 //!
 //! Order: the columns' own order (seq-read, seq-write, rand-read, rand-write, qd1-read,
 //! sync-write), the order the published harness runs them in. The record says per column how
@@ -22,12 +22,12 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use crate::direct_io::{self, DirectIoAlignment};
-use crate::fileprep::{self, Fallocate};
+use crate::files::direct_io::{self, DirectIoAlignment};
+use crate::files::prep::{self, Fallocate};
+use crate::files::testfile::{self, OpenedFile, ScratchDir};
+use crate::job::run::{self, Progress, ProgressFn};
+use crate::job::steady_window::{Drift, SteadyRule};
 use crate::job::{EngineChoice, JobSpec, Layout, Pattern, SyncMode, Termination};
-use crate::run::{self, Progress, ProgressFn};
-use crate::steady_window::{Drift, SteadyRule};
-use crate::testfile::{self, OpenedFile, ScratchDir};
 use record::FilePreparation;
 use record::error;
 use record::size::format_bytes as format_size;
@@ -37,7 +37,7 @@ use record::{ColumnId, Repeats, TestResult};
 pub(crate) const RUN_ORDER: [ColumnId; 6] = ColumnId::ALL;
 
 /// Measured seconds per column with `--runtime` left out but a fixed window asked for (the
-/// default window is steady: [`crate::steady_window`]).
+/// default window is steady: [`crate::job::steady_window`]).
 pub const DEFAULT_RUNTIME_S: u64 = 5;
 /// Default unmeasured warm-up per column: the published harness's 2 s. On a write column it
 /// also decides how much of the new file is already converted when measuring starts, so a
@@ -162,8 +162,8 @@ impl SuiteOptions {
 
     /// Check the options (usage errors name the option), before any file is touched.
     pub fn validate(&self) -> Result<()> {
-        crate::testfile::check_test_folder("--dir", &self.dir)?;
-        crate::run::check_engine_before_layout(self.engine)?;
+        crate::files::testfile::check_test_folder("--dir", &self.dir)?;
+        crate::job::run::check_engine_before_layout(self.engine)?;
         if self.runtime.is_zero() {
             return Err(error::usage(
                 "--runtime 0: each column needs a measured time above 0 seconds",
@@ -417,7 +417,7 @@ pub fn prepare_column_files(
             })?;
             done_before += whole(*size);
         } else {
-            allocated = Some(fileprep::fresh_allocated(&file, *size, Fallocate::Native)?);
+            allocated = Some(prep::fresh_allocated(&file, *size, Fallocate::Native)?);
         }
         opened.push(file);
     }

@@ -1,12 +1,12 @@
 //! `cargo diskbench device DEVICE`: read a block device (never write it) sequentially and at
 //! random, each region twice, and report the first pass (first reads), the second and their
-//! ratio. See `engine::device` for why and how it cannot write.
+//! ratio. See `engine::tools::device` for why and how it cannot write.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Result;
-use engine::device::{DevicePlan, DeviceProgress, ReadOnlyDevice, TestOutcome};
+use engine::tools::device::{DevicePlan, DeviceProgress, ReadOnlyDevice, TestOutcome};
 use record::Provisioned;
 use record::error::usage;
 use record::size::{SizeDialect, format_bytes, parse_size};
@@ -62,7 +62,7 @@ pub fn exec(args: DeviceArgs) -> Result<()> {
         format_bytes(plan.offset),
         args.runtime
     );
-    let outcomes = engine::device::run(&dev, &plan, &mut |p| match p {
+    let outcomes = engine::tools::device::run(&dev, &plan, &mut |p| match p {
         DeviceProgress::Pass { test, pass, result } => eprintln!(
             "{}: pass {pass} ({}) {} in {:.1} s",
             test.name,
@@ -82,7 +82,7 @@ pub fn report(outcomes: &[TestOutcome], limit: Option<&Provisioned>) -> String {
         "test", "first pass", "second pass", "second/first", "region read"
     );
     for o in outcomes {
-        let fmt = |p: &engine::device::PassResult| {
+        let fmt = |p: &engine::tools::device::PassResult| {
             if o.test.random {
                 format!("{:.0} IOPS", p.iops())
             } else {
@@ -99,7 +99,7 @@ pub fn report(outcomes: &[TestOutcome], limit: Option<&Provisioned>) -> String {
             format_bytes(o.part_offset)
         ));
         if let Some(limit) = limit {
-            let share = |p: &engine::device::PassResult| {
+            let share = |p: &engine::tools::device::PassResult| {
                 if o.test.random {
                     record::provisioned::iops_share(limit, p.iops())
                 } else {

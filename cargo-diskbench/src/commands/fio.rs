@@ -6,9 +6,9 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 
 use anyhow::{Context, Result};
-use engine::fio::{FioInvocation, OutputFormat};
-use engine::fio_jobfile::{FileJob, FioCommand, JobFileRun};
 use engine::measured::{Measured, MeasuredRun};
+use engine::tools::fio::{FioInvocation, OutputFormat};
+use engine::tools::fio_jobfile::{FileJob, FioCommand, JobFileRun};
 use record::{DirectionStats, Record, TestResult};
 
 #[derive(clap::Args, Debug)]
@@ -44,10 +44,10 @@ pub fn exec(args: FioArgs) -> Result<()> {
         })
         .collect::<Result<_>>()?;
     if args.is_empty() || args.iter().any(|a| a == "--help" || a == "-h") {
-        print!("{USAGE}{}", engine::fio::supported_options_help());
+        print!("{USAGE}{}", engine::tools::fio::supported_options_help());
         return Ok(());
     }
-    let (report_to, results_dir) = match engine::fio_jobfile::parse_command(&args)? {
+    let (report_to, results_dir) = match engine::tools::fio_jobfile::parse_command(&args)? {
         FioCommand::Options(inv) => {
             check_destinations(inv.output.as_deref(), inv.results_dir.as_deref())?;
             for note in &inv.notes {
@@ -130,7 +130,7 @@ fn run_job_files(jf: &JobFileRun) -> Result<Record> {
         for &i in &wave {
             let inv = &jf.jobs[i].inv;
             let mut progress = layout_progress(&inv.job.name);
-            prepared.push(engine::run::prepare_job(
+            prepared.push(engine::job::run::prepare_job(
                 &inv.job,
                 &inv.prep,
                 &mut progress,
@@ -190,10 +190,10 @@ fn run_job_files(jf: &JobFileRun) -> Result<Record> {
 }
 
 /// The line fio users expect while a file is laid out, once per job.
-fn layout_progress(name: &str) -> impl FnMut(&engine::run::Progress<'_>) + '_ {
+fn layout_progress(name: &str) -> impl FnMut(&engine::job::run::Progress<'_>) + '_ {
     let mut said = false;
-    move |p: &engine::run::Progress<'_>| {
-        if let engine::run::Progress::Layout { total_bytes, .. } = p
+    move |p: &engine::job::run::Progress<'_>| {
+        if let engine::job::run::Progress::Layout { total_bytes, .. } = p
             && !said
         {
             said = true;
@@ -269,8 +269,8 @@ fn run(inv: &FioInvocation) -> Result<Record> {
 
 fn run_job(inv: &FioInvocation) -> Result<TestResult> {
     let mut said_layout = false;
-    let mut progress = |p: &engine::run::Progress<'_>| {
-        if let engine::run::Progress::Layout { total_bytes, .. } = p
+    let mut progress = |p: &engine::job::run::Progress<'_>| {
+        if let engine::job::run::Progress::Layout { total_bytes, .. } = p
             && !said_layout
         {
             said_layout = true;
@@ -281,7 +281,7 @@ fn run_job(inv: &FioInvocation) -> Result<TestResult> {
             );
         }
     };
-    engine::run::run_job_prepared(&inv.job, &inv.prep, &mut progress)
+    engine::job::run::run_job_prepared(&inv.job, &inv.prep, &mut progress)
 }
 
 /// The folder the job's files live in, absolute where it can be resolved (the record's
@@ -443,7 +443,7 @@ fn render_direction(out: &mut String, label: &str, d: &DirectionStats, run_ms: f
     let values = d
         .hist
         .as_deref()
-        .and_then(|h| engine::fio::percentiles_from_hist(h, &PERCENTILES).ok());
+        .and_then(|h| engine::tools::fio::percentiles_from_hist(h, &PERCENTILES).ok());
     match values {
         Some(values) => percentile_block(out, "lat", &values),
         None => {
@@ -514,7 +514,7 @@ fn render_sync(out: &mut String, t: &TestResult) {
         if let Some(values) = w
             .sync_hist
             .as_deref()
-            .and_then(|h| engine::fio::percentiles_from_hist(h, &PERCENTILES).ok())
+            .and_then(|h| engine::tools::fio::percentiles_from_hist(h, &PERCENTILES).ok())
         {
             percentile_block(out, "sync", &values);
         }

@@ -1,12 +1,12 @@
 //! `cargo diskbench ioping DIR|FILE`: ioping's latency probe with ioping's options, defaults,
-//! request lines and summary (see `engine::ioping`), and a record with `--results DIR`.
+//! request lines and summary (see `engine::tools::ioping`), and a record with `--results DIR`.
 
 use std::io::Write as _;
 use std::path::PathBuf;
 
 use anyhow::Result;
-use engine::ioping::{IopingOptions, Probe, parse_count, parse_size, parse_time};
 use engine::measured::{Measured, MeasuredRun};
+use engine::tools::ioping::{IopingOptions, Probe, parse_count, parse_size, parse_time};
 
 #[derive(clap::Args, Debug)]
 pub struct IopingArgs {

@@ -17,7 +17,7 @@ pub mod steps;
 /// A `--like` run killed outright leaves its latency emulation mounted with no server (every
 /// access fails): unmounted before this run looks at its folders, and said.
 fn unmount_killed_emulations() {
-    for m in engine::like::sweep_killed_emulations() {
+    for m in engine::experiments::like::sweep_killed_emulations() {
         eprintln!(
             "note: unmounted {}: the latency emulation of a `--like` run that was killed",
             m.display()

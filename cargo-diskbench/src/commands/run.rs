@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use engine::job::EngineChoice;
+use engine::job::steady_window::SteadyRule;
 use engine::measured::{Measured, MeasuredRun};
-use engine::steady_window::SteadyRule;
 use engine::suite::{
     DEFAULT_RAMP_S, DEFAULT_REPEAT, DEFAULT_RUNTIME_S, DEFAULT_SIZE, MAX_REPEAT, Preset,
     SuiteOptions,
@@ -223,7 +223,7 @@ pub fn suite_options(args: &RunArgs) -> Result<SuiteOptions> {
 pub fn exec(args: RunArgs) -> Result<()> {
     let opts = suite_options(&args)?;
     // Before anything is touched (the sweep of killed runs below included).
-    engine::steps::what_if::options::check_runs(
+    engine::experiments::what_if::options::check_runs(
         args.what_if.what_if_repeat,
         args.what_if.what_if_budget_s,
     )
@@ -249,7 +249,7 @@ pub fn exec(args: RunArgs) -> Result<()> {
         None => None,
     };
     super::unmount_killed_emulations();
-    for stale in engine::testfile::stale_scratch_dirs(&opts.dir) {
+    for stale in engine::files::testfile::stale_scratch_dirs(&opts.dir) {
         eprintln!(
             "warning: {} ({}) was left by a run that was killed ({}); no process owns it, \
              remove it with: rm -r '{}'",
@@ -260,7 +260,9 @@ pub fn exec(args: RunArgs) -> Result<()> {
         );
     }
 
-    engine::steps::what_if::preflight::sweep_killed_runs(Path::new(engine::cgroup::CGROUP_FS));
+    engine::experiments::what_if::preflight::sweep_killed_runs(Path::new(
+        engine::experiments::cgroup::CGROUP_FS,
+    ));
     if args.no_steps && args.what_if.what_if {
         return Err(usage(
             "--what-if experiments on the build steps, which --no-steps skips; drop one of them",
@@ -272,7 +274,11 @@ pub fn exec(args: RunArgs) -> Result<()> {
         crate::commands::steps::what_if_options(&args.what_if, &opts.dir, &results_dir)?
     };
     let like = match &args.what_if.like {
-        Some(label) => Some(engine::like::resolve(label, &opts.dir, &results_dir)?),
+        Some(label) => Some(engine::experiments::like::resolve(
+            label,
+            &opts.dir,
+            &results_dir,
+        )?),
         None => None,
     };
     // The build steps are chosen and checked now, not after the columns: a bad config is
@@ -311,14 +317,14 @@ pub fn exec(args: RunArgs) -> Result<()> {
             // This process (all its threads: the I/O is submitted from them, and the latency
             // emulation's server does its I/O from them) runs the columns inside the capped
             // cgroup, and goes back when the group closes, also on error.
-            let mut group = engine::steps::what_if::caps::capped_group(&l.target, &l.caps)?;
+            let mut group = engine::experiments::what_if::caps::capped_group(&l.target, &l.caps)?;
             group.adopt(std::process::id())?;
-            let tests = engine::like::run_suite(&opts, l, &mut |p| progress.event(p));
+            let tests = engine::experiments::like::run_suite(&opts, l, &mut |p| progress.event(p));
             group.close().map_err(anyhow::Error::msg)?;
             tests?
         }
     };
-    let like_settings = like.map(|l| engine::like::settings(l, &tests, emulation));
+    let like_settings = like.map(|l| engine::experiments::like::settings(l, &tests, emulation));
 
     let steps = match &step_plan {
         None => Vec::new(),

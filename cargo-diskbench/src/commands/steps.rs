@@ -69,10 +69,10 @@ pub struct WhatIfArgs {
     #[arg(long)]
     pub what_if: bool,
     /// I/Os per second of the iops-capped condition (reads and writes each)
-    #[arg(long, value_name = "N", default_value_t = steps::what_if::options::DEFAULT_CAP_IOPS)]
+    #[arg(long, value_name = "N", default_value_t = engine::experiments::what_if::options::DEFAULT_CAP_IOPS)]
     pub cap_iops: u64,
     /// MiB/s of the bandwidth-capped condition (reads and writes each)
-    #[arg(long, value_name = "N", default_value_t = steps::what_if::options::DEFAULT_CAP_MIB_S)]
+    #[arg(long, value_name = "N", default_value_t = engine::experiments::what_if::options::DEFAULT_CAP_MIB_S)]
     pub cap_mib_s: u64,
     /// Also run each step (with --what-if) or the columns (run) under caps taken from this
     /// runner's figures in --results: its seq-read/seq-write MiB/s and rand-read/rand-write IOPS
@@ -84,7 +84,7 @@ pub struct WhatIfArgs {
     pub what_if_repeat: Option<u32>,
     /// Seconds one step's what-if runs may take before no run past the 3 of each condition is
     /// added
-    #[arg(long, value_name = "S", default_value_t = steps::what_if::options::DEFAULT_BUDGET_S)]
+    #[arg(long, value_name = "S", default_value_t = engine::experiments::what_if::options::DEFAULT_BUDGET_S)]
     pub what_if_budget_s: u64,
     /// Only these what-if conditions: memory, iops-capped, bandwidth-capped, like
     #[arg(long, value_name = "IDS", value_delimiter = ',')]
@@ -97,30 +97,30 @@ pub fn what_if_options(
     w: &WhatIfArgs,
     dir: &Path,
     results: &Path,
-) -> Result<Option<steps::what_if::options::WhatIfOptions>> {
-    steps::what_if::options::check_runs(w.what_if_repeat, w.what_if_budget_s)
+) -> Result<Option<engine::experiments::what_if::options::WhatIfOptions>> {
+    engine::experiments::what_if::options::check_runs(w.what_if_repeat, w.what_if_budget_s)
         .map_err(record::error::usage)?;
     if !w.what_if {
         return Ok(None);
     }
-    steps::what_if::options::checked_option_caps(w.cap_iops, w.cap_mib_s)
+    engine::experiments::what_if::options::checked_option_caps(w.cap_iops, w.cap_mib_s)
         .map_err(record::error::usage)?;
     for id in w.what_if_only.iter().flatten() {
-        if !steps::what_if::options::CONDITION_IDS.contains(&id.as_str()) {
+        if !engine::experiments::what_if::options::CONDITION_IDS.contains(&id.as_str()) {
             return Err(record::error::usage(format!(
                 "--what-if-only: no condition \"{id}\" (conditions: {})",
-                steps::what_if::options::CONDITION_IDS.join(", ")
+                engine::experiments::what_if::options::CONDITION_IDS.join(", ")
             )));
         }
     }
     let like = match &w.like {
         Some(label) => {
-            let (record, _, caps) = engine::like::newest_record(results, label)?;
+            let (record, _, caps) = engine::experiments::like::newest_record(results, label)?;
             Some((
                 label.clone(),
                 caps,
-                steps::what_if::like_latency::OneAtATime::of(&record.tests),
-                engine::like::emulated_delays(&record),
+                engine::experiments::what_if::like_latency::OneAtATime::of(&record.tests),
+                engine::experiments::like::emulated_delays(&record),
             ))
         }
         None => None,
@@ -129,9 +129,11 @@ pub fn what_if_options(
         Some((label, caps, latency, delays)) => (Some((label, caps)), Some(latency), delays),
         None => (None, None, None),
     };
-    let caps_target =
-        steps::what_if::preflight::preflight(dir, Path::new(engine::cgroup::CGROUP_FS))?;
-    Ok(Some(steps::what_if::options::WhatIfOptions {
+    let caps_target = engine::experiments::what_if::preflight::preflight(
+        dir,
+        Path::new(engine::experiments::cgroup::CGROUP_FS),
+    )?;
+    Ok(Some(engine::experiments::what_if::options::WhatIfOptions {
         repeat: w.what_if_repeat,
         budget_s: w.what_if_budget_s,
         cap_iops: w.cap_iops,
@@ -155,7 +157,7 @@ pub fn exec(args: StepsArgs) -> Result<()> {
             _ => std::env::current_dir().context("cannot read the current directory")?,
         },
     };
-    engine::testfile::check_test_folder("--dir", &dir)?;
+    engine::files::testfile::check_test_folder("--dir", &dir)?;
     let results_dir = args.results.clone();
     // Every destination before the first step runs.
     match args.json.as_deref() {
@@ -174,7 +176,9 @@ pub fn exec(args: StepsArgs) -> Result<()> {
     let what_if = what_if_options(&args.what_if, &dir, &results_dir)?;
     // A what-if run killed with SIGKILL may have left the docker daemon capped: released
     // before anything is timed, what-if or not.
-    engine::steps::what_if::preflight::sweep_killed_runs(Path::new(engine::cgroup::CGROUP_FS));
+    engine::experiments::what_if::preflight::sweep_killed_runs(Path::new(
+        engine::experiments::cgroup::CGROUP_FS,
+    ));
     super::unmount_killed_emulations();
     let run = MeasuredRun::start(&dir, args.label.as_deref());
     let columns = newest_columns(&results_dir, &run.runner, &run.storage, &dir);

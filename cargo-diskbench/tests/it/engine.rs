@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use engine::hist::LatencyHist;
+use engine::job::hist::LatencyHist;
 use record::{ColumnId, Record};
 
 use crate::common;
@@ -547,7 +547,7 @@ fn io_uring_refused_by_the_kernel_via_strace_falls_back_to_psync() {
 fn refused_o_direct_falls_back_to_buffered_io_with_a_note() {
     let dir = workdir();
     let mut cmd = run_cmd(dir.path(), &["--only", "qd1-read,seq-write"]);
-    cmd.env(engine::testfile::FAKE_ODIRECT_EINVAL_ENV, "1");
+    cmd.env(engine::files::testfile::FAKE_ODIRECT_EINVAL_ENV, "1");
     let out = output(cmd);
     assert!(out.status.success(), "{}", stderr(&out));
     let record = only_record(dir.path());
@@ -615,7 +615,7 @@ fn disk_full_before_and_during_the_run_is_a_clear_error_and_leaves_nothing() {
     // Found mid-run: the space check is skipped, so the kernel's ENOSPC arrives while
     // seq-write's new file is allocated.
     let mut cmd = run_cmd(fs.path(), &["--only", "seq-write"]);
-    cmd.env(engine::testfile::SKIP_SPACE_CHECK_ENV, "1");
+    cmd.env(engine::files::testfile::SKIP_SPACE_CHECK_ENV, "1");
     let out = output(cmd);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
@@ -911,7 +911,7 @@ fn a_second_on_ramfs_measures_many_ios_with_psync() {
 /// block holds written data. One file per job, as the published harness makes them.
 #[test]
 fn write_columns_start_on_unwritten_blocks_and_read_columns_on_written_data() {
-    use engine::fileprep::extent_map;
+    use engine::files::prep::extent_map;
     use engine::suite::{self, SuiteOptions};
     use std::os::unix::fs::MetadataExt;
     let dir = workdir();

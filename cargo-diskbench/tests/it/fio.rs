@@ -155,7 +155,7 @@ fn issue_line_3_size_based_moves_size_once() {
     assert!((0.6..0.9).contains(&reads), "rwmixread=75 gave {reads}");
     assert_eq!(
         record.settings.seed,
-        Some(engine::fio::FIO_DEFAULT_RANDSEED)
+        Some(engine::tools::fio::FIO_DEFAULT_RANDSEED)
     );
     assert!(record.notes.iter().any(|n| n.contains("gtod_reduce")));
     // The relative --filename resolved against the current directory, and the file stays
@@ -414,7 +414,7 @@ fn libaio_runs_as_itself_and_posixaio_says_which_backend_it_ran_on() {
 /// is; `--fallocate=none` leaves a new empty file that the writes extend.
 #[test]
 fn files_are_prepared_as_fio_prepares_them() {
-    use engine::fileprep::extent_map;
+    use engine::files::prep::extent_map;
     let dir = work_dir();
     let prep = |args: &[&str]| {
         let r = run_json(dir.path(), args);

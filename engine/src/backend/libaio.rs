@@ -274,7 +274,7 @@ impl Backend for Libaio {
             Err(e) => return Err(e),
         };
         self.inflight -= n as u32;
-        let reaped_ns = crate::cpu::mono_ns();
+        let reaped_ns = crate::job::cpu::mono_ns();
         for i in 0..n {
             let ev = self.events[i];
             let slot = ev.data as u16;
@@ -287,7 +287,7 @@ impl Backend for Libaio {
                 let (errno, ns) = super::sync_after_write(self.fd, self.kinds[slot as usize]);
                 if ns.is_some() {
                     sync_ns = ns;
-                    done_ns = crate::cpu::mono_ns();
+                    done_ns = crate::job::cpu::mono_ns();
                 }
                 if errno != 0 {
                     result = -errno;

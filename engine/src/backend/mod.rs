@@ -78,7 +78,7 @@ pub(crate) trait Backend {
     /// exact.
     #[inline]
     fn now_ns(&self) -> u64 {
-        crate::cpu::mono_ns()
+        crate::job::cpu::mono_ns()
     }
 }
 

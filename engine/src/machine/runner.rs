@@ -287,7 +287,7 @@ fn vcpus(view: &SysView, cg: &Cgroup, ev: &mut Vec<String>) -> u32 {
     let mut vcpus = match affinity {
         Some(n) => n,
         None => {
-            // Not crate::cpu::available_cpus: this module builds without the `measure` feature.
+            // Not crate::job::cpu::available_cpus: this module builds without the `measure` feature.
             let n = std::thread::available_parallelism()
                 .map(|n| n.get() as u32)
                 .unwrap_or(1);

@@ -79,7 +79,7 @@ pub(crate) fn measure(threads: u32) -> CpuReference {
 
 /// The probe with as many threads as this process may use: the record's `cpu_reference`.
 pub fn cpu_reference() -> CpuReference {
-    measure(crate::cpu::available_cpus())
+    measure(crate::job::cpu::available_cpus())
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! A local daemon that does part of a step's work (the docker daemon for `docker-build`): its
 //! processes, found by command name, sampled before and after the step so their CPU and I/O
 //! count with the step's, and put under the same caps in a what-if run
-//! ([`super::what_if::caps::cap_daemon`]).
+//! ([`crate::experiments::what_if::caps::cap_daemon`]).
 
 use std::collections::HashMap;
 use std::fs;

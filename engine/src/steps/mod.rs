@@ -6,7 +6,7 @@
 //! run (`timed_run`) happens in a scratch folder under `--dir` that is removed after the
 //! step whatever happened, as a child in its own process group ([`child`]). Its signals
 //! ([`probe`]) and this disk's columns give the inferred verdict ([`verdict`], apart from the
-//! steps); `--what-if` reruns each step under other conditions ([`what_if`]).
+//! steps); `--what-if` reruns each step under other conditions ([`crate::experiments::what_if`]).
 
 pub mod cargo_build;
 pub(crate) mod child;
@@ -23,7 +23,6 @@ pub(crate) mod step_result;
 pub(crate) mod timed_run;
 pub(crate) mod user;
 pub(crate) mod verdict;
-pub mod what_if;
 
 pub use cpu_probe::cpu_reference;
 pub use options::StepsOptions;

@@ -3,7 +3,7 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use super::what_if::options::WhatIfOptions;
+use crate::experiments::what_if::options::WhatIfOptions;
 
 /// What to run and where. Construct with `..Default::default()` so fields can be added.
 #[derive(Clone, Debug, Default)]
@@ -32,6 +32,6 @@ pub struct StepsOptions {
     /// noted on each step.
     pub columns_source: Option<String>,
     /// `--what-if`: rerun each step on memory and with the disk capped (checked beforehand
-    /// with [`super::what_if::preflight::preflight`]).
+    /// with [`crate::experiments::what_if::preflight::preflight`]).
     pub what_if: Option<WhatIfOptions>,
 }

@@ -23,9 +23,9 @@ use super::step_result::{self, Yardstick};
 use super::timed_run::{RunContext, run_in_work};
 use super::user::{self, UserCommand};
 use super::verdict::DiskFigures;
-use super::what_if::experiment;
-pub use super::what_if::experiment::WhatIfEvent;
-use super::what_if::options::{Condition, MAX_RUNS};
+use crate::experiments::what_if::experiment;
+pub use crate::experiments::what_if::experiment::WhatIfEvent;
+use crate::experiments::what_if::options::{Condition, MAX_RUNS};
 
 /// The built-in steps, in the order they run (user steps follow).
 pub const BUILTIN_IDS: [&str; 3] = [cargo_build::ID, docker_build::ID, sqlite::ID];
@@ -91,7 +91,7 @@ impl StepPlan {
         let project = find_project(opts.manifest_path.as_deref())?;
         let steps = chosen(opts, &project)?;
         let dir = &opts.dir;
-        crate::testfile::check_test_folder("--dir", dir)?;
+        crate::files::testfile::check_test_folder("--dir", dir)?;
         let dir = std::path::absolute(dir)
             .with_context(|| format!("--dir {}: cannot make it absolute", dir.display()))?;
         let mut checked = Vec::new();
@@ -123,7 +123,10 @@ impl StepPlan {
             yardstick: Yardstick {
                 columns,
                 disk: DiskFigures::from_columns(columns),
-                vcpus: self.opts.vcpus.unwrap_or_else(crate::cpu::available_cpus),
+                vcpus: self
+                    .opts
+                    .vcpus
+                    .unwrap_or_else(crate::job::cpu::available_cpus),
                 columns_source: self.opts.columns_source.as_deref(),
             },
             what_if: self.opts.what_if.as_ref(),

@@ -1,5 +1,5 @@
 //! One timed run of a step: a fresh work folder under the scratch folder, the run's condition
-//! put in place ([`super::what_if::setup`]), the step prepared, its command timed as a child
+//! put in place ([`crate::experiments::what_if::setup`]), the step prepared, its command timed as a child
 //! ([`super::child`]) with a local daemon sampled around it, then everything undone and the
 //! folder removed, whatever happened.
 
@@ -14,9 +14,9 @@ use super::child;
 use super::daemon::{self, LocalDaemon};
 use super::step::{Prepared, Ran, Step};
 use super::step_result::Yardstick;
-use super::what_if::judgement::Run;
-use super::what_if::options::{Condition, WhatIfOptions};
-use super::what_if::setup::{Setup, Undone};
+use crate::experiments::what_if::judgement::Run;
+use crate::experiments::what_if::options::{Condition, WhatIfOptions};
+use crate::experiments::what_if::setup::{Setup, Undone};
 
 /// Lines of output kept for a failed step.
 pub(crate) const OUTPUT_TAIL_LINES: usize = 20;

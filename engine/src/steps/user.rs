@@ -65,7 +65,7 @@ impl Step for UserCommand {
             .current_dir(&self.project_root)
             .env(SCRATCH_ENV, work);
         let mut run = Prepared::new(self.name(), cmd);
-        run.cargo_target = crate::steps::what_if::memory_files::cargo_target_of(
+        run.cargo_target = crate::experiments::what_if::memory_files::cargo_target_of(
             &self.step.run,
             &self.project_root,
         );

@@ -176,7 +176,7 @@ fn class8_ramfs_is_measured() {
     let mnt = sb.path().join("ramfs");
     let _mounted = Mounted::new("ramfs", "", &mnt);
     assert_eq!(
-        engine::testfile::free_bytes(&mnt),
+        engine::files::testfile::free_bytes(&mnt),
         None,
         "ramfs has no free-space figure"
     );

@@ -12,8 +12,8 @@ use record::{
     Record, TestResult,
 };
 
-use crate::steps::what_if::caps::CapTarget;
-use crate::steps::what_if::like_latency::{ns, per_io_ns};
+use crate::experiments::what_if::caps::CapTarget;
+use crate::experiments::what_if::like_latency::{ns, per_io_ns};
 
 /// The newest record labelled `label` in `results` and the caps that make this disk look
 /// like it. A usage error (exit 2) names the option when there is none.
@@ -31,7 +31,7 @@ pub fn newest_record(results: &Path, label: &str) -> Result<(Record, String, IoC
             labels.push(l.record.runner.label.clone());
         }
         if l.record.runner.label != label
-            || !crate::steps::what_if::options::has_like_figures(&l.record)
+            || !crate::experiments::what_if::options::has_like_figures(&l.record)
         {
             continue;
         }
@@ -62,7 +62,7 @@ pub fn newest_record(results: &Path, label: &str) -> Result<(Record, String, IoC
             results.display()
         )));
     };
-    let caps = crate::steps::what_if::options::caps_like(&record)
+    let caps = crate::experiments::what_if::options::caps_like(&record)
         .map_err(|why| usage(format!("--like {label}: {why} (the record {name})")))?;
     Ok((record, name, caps))
 }
@@ -80,9 +80,11 @@ pub struct LikeTarget {
 /// Check `--like` before anything runs: root, a block-I/O hierarchy, a disk under `--dir`
 /// that caps reach (tmpfs is refused by name), and a record labelled LABEL.
 pub fn resolve(label: &str, dir: &Path, results: &Path) -> Result<LikeTarget> {
-    let target =
-        crate::steps::what_if::preflight::preflight(dir, Path::new(crate::cgroup::CGROUP_FS))?
-            .map_err(|why| usage(format!("--like {label}: {why}")))?;
+    let target = crate::experiments::what_if::preflight::preflight(
+        dir,
+        Path::new(crate::experiments::cgroup::CGROUP_FS),
+    )?
+    .map_err(|why| usage(format!("--like {label}: {why}")))?;
     let (record, from, caps) = newest_record(results, label)?;
     Ok(LikeTarget {
         label: label.to_string(),
@@ -229,8 +231,12 @@ fn mount_emulation(
     dir: &Path,
     delays: Delays,
     seed: u64,
-) -> Result<(crate::testfile::ScratchDir, latency_fs::Mount, PathBuf)> {
-    let folder = crate::testfile::ScratchDir::create(dir)?;
+) -> Result<(
+    crate::files::testfile::ScratchDir,
+    latency_fs::Mount,
+    PathBuf,
+)> {
+    let folder = crate::files::testfile::ScratchDir::create(dir)?;
     let (backing, mnt) = (folder.path().join("backing"), folder.path().join("mnt"));
     for d in [&backing, &mnt] {
         std::fs::create_dir(d).with_context(|| format!("cannot create {}", d.display()))?;
@@ -300,7 +306,7 @@ fn shape(l: Option<Latency>) -> Option<LatencyShape> {
 pub fn run_suite(
     opts: &crate::suite::SuiteOptions,
     l: &LikeTarget,
-    progress: &mut crate::run::ProgressFn<'_>,
+    progress: &mut crate::job::run::ProgressFn<'_>,
 ) -> Result<(Vec<TestResult>, Option<LatencyEmulation>)> {
     let columns = opts.columns();
     let delays = emulated_delays(&l.record);

@@ -21,7 +21,7 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use crate::testfile::{self, OpenedFile};
+use crate::files::testfile::{self, OpenedFile};
 use record::FilePreparation;
 
 /// fio's `fallocate=` modes.

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use crate::fileprep::{Fallocate, PrepOptions};
+use crate::files::prep::{Fallocate, PrepOptions};
 use crate::job::{EngineChoice, JobSpec, Layout, Pattern, SyncMode, Termination};
 use record::error::usage;
 
@@ -837,7 +837,7 @@ fn refuse_non_regular(option: &str, path: &Path) -> Result<()> {
 
 /// Latency percentiles (in ns) at `quantiles` (0..=100) from a record's base64 HDR histogram.
 pub fn percentiles_from_hist(hist_b64: &str, quantiles: &[f64]) -> Result<Vec<u64>> {
-    let hist = crate::hist::LatencyHist::decode(hist_b64)?;
+    let hist = crate::job::hist::LatencyHist::decode(hist_b64)?;
     Ok(quantiles
         .iter()
         .map(|q| hist.histogram().value_at_quantile(q / 100.0))

@@ -1,6 +1,6 @@
 //! Running one job: [`run_job`] validates it, prepares its files, picks the backend, starts
 //! its jobs (as processes, or threads with fio's `--thread`) on the job loop
-//! (`crate::job_loop`), and merges what they measured into a [`TestResult`].
+//! (`crate::job::io_loop`), and merges what they measured into a [`TestResult`].
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -10,15 +10,15 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 
 use crate::backend::io_uring as uring;
-use crate::cpu::{CpuTime, mono_ns};
-use crate::direct_io::DirectIoAlignment;
 use crate::errno::is_refusal;
-use crate::fileprep::PrepOptions;
-use crate::hist::LatencyHist;
+use crate::files::direct_io::DirectIoAlignment;
+use crate::files::prep::PrepOptions;
+use crate::files::testfile::{self, CreatedFiles, OpenedFile};
+use crate::job::cpu::{CpuTime, mono_ns};
+use crate::job::hist::LatencyHist;
+use crate::job::io_loop::{Gate, Plan, READ, WRITE, WorkerError, WorkerStats, run_worker};
+use crate::job::steady_window::Decision;
 use crate::job::{EngineChoice, JobSpec, Layout, SyncMode, Termination};
-use crate::job_loop::{Gate, Plan, READ, WRITE, WorkerError, WorkerStats, run_worker};
-use crate::steady_window::Decision;
-use crate::testfile::{self, CreatedFiles, OpenedFile};
 use record::size::format_bytes as format_size;
 use record::{BackendKind, Cpu, DirectionStats, EngineUsed, FilePreparation, Medium, TestResult};
 
@@ -80,7 +80,7 @@ pub(crate) fn run_job(spec: &JobSpec, progress: &mut ProgressFn<'_>) -> Result<T
 }
 
 /// [`run_job`] with fio's file-preparation options (`fallocate`, `overwrite`,
-/// `create_on_open`, `pre_read`, `invalidate`); see `fileprep` for what each does.
+/// `create_on_open`, `pre_read`, `invalidate`); see `crate::files::prep` for what each does.
 pub fn run_job_prepared(
     spec: &JobSpec,
     prep: &PrepOptions,
@@ -205,7 +205,7 @@ fn prepare_file(
         });
     }
     let lays_out = spec.pattern.reads() || prep.overwrite;
-    let mut p = crate::fileprep::fresh_allocated(file, size, prep.fallocate)?;
+    let mut p = crate::files::prep::fresh_allocated(file, size, prep.fallocate)?;
     if lays_out {
         // From 0: the allocation above already gave the file its full length.
         let chunk = testfile::lay_out_buffered(
@@ -436,10 +436,10 @@ pub(crate) fn execute(
     let (window, mut watch) = match spec.termination {
         Termination::Steady { rule, ramp, drift } => (
             Some(
-                crate::steady_window::WindowShared::new()
+                crate::job::steady_window::WindowShared::new()
                     .context("cannot map the steady window's shared page (mmap)")?,
             ),
-            Some(crate::steady_window::SteadyWatch::new(
+            Some(crate::job::steady_window::SteadyWatch::new(
                 rule,
                 drift,
                 ramp,
@@ -456,7 +456,7 @@ pub(crate) fn execute(
     });
 
     let abort = AtomicBool::new(false);
-    let barrier = crate::job_loop::StartGate::new(spec.numjobs as usize);
+    let barrier = crate::job::io_loop::StartGate::new(spec.numjobs as usize);
     let start = OnceLock::new();
     let plan = Plan {
         spec,
@@ -511,7 +511,7 @@ pub(crate) fn execute(
     let from_processes = if spec.thread {
         None
     } else {
-        crate::job_process::run_jobs(&plan, &job_files, &mut tick)
+        crate::job::process::run_jobs(&plan, &job_files, &mut tick)
             .map_err(|(call, e)| {
                 notes.push(format!(
                     "jobs could not run as processes ({call}: {} ({e})); they ran as threads, \
@@ -566,11 +566,11 @@ pub(crate) fn execute(
         direct: files.iter().all(|f| f.direct),
         jobs_as: Some(if as_processes { "processes" } else { "threads" }.into()),
     };
-    let how_ended = ended.unwrap_or(crate::steady_window::Ended::MaxTime);
+    let how_ended = ended.unwrap_or(crate::job::steady_window::Ended::MaxTime);
     let mut intervals = Vec::new();
     let mut ramp_s = None;
     if let Some(w) = watch.as_mut() {
-        if how_ended == crate::steady_window::Ended::MaxTime {
+        if how_ended == crate::job::steady_window::Ended::MaxTime {
             notes.push(w.max_time_note());
         }
         intervals = w.interval_rates().iter().map(|r| r.round()).collect();

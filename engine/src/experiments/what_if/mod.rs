@@ -13,7 +13,7 @@
 //! - the mechanism, which puts a run under a condition and takes it off again and knows
 //!   nothing of verdicts: `setup` (the small interface a run calls: apply, enter, undo),
 //!   built on [`caps`] (the devices under `--dir`, a capped cgroup per run, a docker daemon
-//!   under the same caps; the cgroups themselves are [`crate::cgroup`]), [`memory`] (the
+//!   under the same caps; the cgroups themselves are [`crate::experiments::cgroup`]), [`memory`] (the
 //!   private tmpfs) and [`page_cache`]; and [`preflight`] with [`lock`], checked once before
 //!   any step runs (root, the hierarchy, one experiment per machine, what a killed run left);
 //! - the judgement, from the runs' figures to the verdict and its sentence: [`judgement`].

@@ -27,11 +27,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde::{Deserialize, Serialize};
 
 use crate::backend::IoKind;
-use crate::cpu::{CpuTime, mono_ns};
-use crate::hist::LatencyHist;
-use crate::job_loop::{Gate, Plan, WorkerError, WorkerStats, run_worker};
-use crate::shared_page::SharedPage;
-use crate::testfile::OpenedFile;
+use crate::files::testfile::OpenedFile;
+use crate::job::cpu::{CpuTime, mono_ns};
+use crate::job::hist::LatencyHist;
+use crate::job::io_loop::{Gate, Plan, WorkerError, WorkerStats, run_worker};
+use crate::job::shared_page::SharedPage;
 
 /// A flag every job process sees: one page of anonymous shared memory.
 pub(crate) struct SharedFlag {

@@ -30,8 +30,8 @@ use anyhow::Result;
 use record::error::usage;
 use record::random::FastRng;
 
-use crate::prng::OffsetGen;
-use crate::testfile::AlignedBuf;
+use crate::files::testfile::AlignedBuf;
+use crate::job::prng::OffsetGen;
 
 /// A block device open for reading. It has no method that writes.
 pub struct ReadOnlyDevice {

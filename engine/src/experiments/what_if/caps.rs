@@ -1,10 +1,10 @@
 //! Where the caps go and putting a run under them: the block devices under `--dir`, one
-//! capped cgroup per run (the cgroups themselves are [`crate::cgroup`]), and a local docker
+//! capped cgroup per run (the cgroups themselves are [`crate::experiments::cgroup`]), and a local docker
 //! daemon's processes under the same caps.
 
 use std::path::Path;
 
-use crate::cgroup::{self, CapGroup, DevNum, Hierarchy};
+use crate::experiments::cgroup::{self, CapGroup, DevNum, Hierarchy};
 use record::IoCaps;
 
 /// Where caps go.
@@ -77,7 +77,7 @@ pub(crate) fn cap_daemon(
     caps: &IoCaps,
     commands: &[&str],
 ) -> Vec<String> {
-    let Ok(procs) = super::super::daemon::processes_named(commands) else {
+    let Ok(procs) = crate::steps::daemon::processes_named(commands) else {
         return vec!["cannot list /proc: the docker daemon was not capped".into()];
     };
     let mut done = DaemonCapped::default();

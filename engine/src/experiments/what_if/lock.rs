@@ -3,7 +3,7 @@
 use std::fs;
 use std::path::Path;
 
-use crate::cgroup::Hierarchy;
+use crate::experiments::cgroup::Hierarchy;
 
 /// The lock, once this process holds it (until it exits).
 static HELD: std::sync::OnceLock<fs::File> = std::sync::OnceLock::new();

@@ -17,11 +17,11 @@ use crate::backend::io_uring::Uring;
 use crate::backend::libaio::Libaio;
 use crate::backend::psync::Psync;
 use crate::backend::{Backend, Completion, Io, IoKind};
-use crate::cpu::CpuTime;
-use crate::hist::LatencyHist;
+use crate::files::testfile::{self, AlignedBuf, OpenedFile};
+use crate::job::cpu::CpuTime;
+use crate::job::hist::LatencyHist;
+use crate::job::prng::OffsetGen;
 use crate::job::{JobSpec, Layout, SyncMode};
-use crate::prng::OffsetGen;
-use crate::testfile::{self, AlignedBuf, OpenedFile};
 use record::BackendKind;
 use record::random::FastRng;
 
@@ -105,7 +105,7 @@ pub(crate) struct Plan<'a> {
     /// the end is never decided).
     pub(crate) runtime: Option<Duration>,
     /// A steady window: its end decided while the job runs, instead of `runtime`.
-    pub(crate) steady: Option<&'a crate::steady_window::WindowShared>,
+    pub(crate) steady: Option<&'a crate::job::steady_window::WindowShared>,
     pub(crate) size_based: bool,
     pub(crate) mem_align: usize,
     pub(crate) abort: &'a AtomicBool,
@@ -640,7 +640,7 @@ mod tests {
         until: Until,
         abort: &AtomicBool,
     ) -> Result<WorkerStats, WorkerError> {
-        let window = crate::steady_window::WindowShared::new().unwrap();
+        let window = crate::job::steady_window::WindowShared::new().unwrap();
         run_with(spec, fake, until, abort, &window)
     }
 
@@ -650,7 +650,7 @@ mod tests {
         fake: &mut Fake,
         until: Until,
         abort: &AtomicBool,
-        window: &crate::steady_window::WindowShared,
+        window: &crate::job::steady_window::WindowShared,
     ) -> Result<WorkerStats, WorkerError> {
         let barrier = StartGate::new(1);
         let start = OnceLock::new();
@@ -1040,7 +1040,7 @@ mod tests {
     #[test]
     fn a_window_started_again_counts_from_the_new_start_only() {
         for depth in [1u32, 3] {
-            let window = Arc::new(crate::steady_window::WindowShared::new().unwrap());
+            let window = Arc::new(crate::job::steady_window::WindowShared::new().unwrap());
             let parent = window.clone();
             // Measuring from 2.5 ms; while preparing I/O number 4 * depth (at 4 ms) the
             // parent moves the start to 8.5 ms: without the drop, 16 reads per slot count.

@@ -1,9 +1,19 @@
 //! A job: what to do to which file(s), for how long. Built from options (the suite's columns
 //! or fio syntax), validated before any file is touched, then handed to a backend.
 
+pub(crate) mod cpu;
+pub mod hist;
+mod io_loop;
+pub(crate) mod prng;
+mod process;
+// Running one job: validate, prepare its files, run it on the I/O loop, merge its figures.
+pub mod run;
+pub(crate) mod shared_page;
+pub mod steady_window;
+
 use std::path::PathBuf;
 
-use crate::direct_io::DirectIoAlignment;
+use crate::files::direct_io::DirectIoAlignment;
 use std::time::Duration;
 
 /// The access pattern, with fio's names in the comments.
@@ -44,12 +54,12 @@ pub enum Termination {
     /// Run for `runtime` after an unmeasured `ramp`, wrapping around the file as needed.
     Time { runtime: Duration, ramp: Duration },
     /// After an unmeasured `ramp`, measure until the figure is steady by `rule`, at most its
-    /// longest window (the standard suite's default: [`crate::steady_window`]).
+    /// longest window (the standard suite's default: [`crate::job::steady_window`]).
     Steady {
-        rule: crate::steady_window::SteadyRule,
+        rule: crate::job::steady_window::SteadyRule,
         ramp: Duration,
         /// How the figure can drift underneath (new files being written).
-        drift: crate::steady_window::Drift,
+        drift: crate::job::steady_window::Drift,
     },
     /// Each job moves its region's bytes once (fio's default without `time_based`);
     /// `runtime`, when set, caps it.
@@ -351,7 +361,7 @@ impl JobSpec {
                 ),
             }));
         }
-        let align = crate::direct_io::direct_io_alignment(dir, &self.files());
+        let align = crate::files::direct_io::direct_io_alignment(dir, &self.files());
         if self.direct && !bs.is_multiple_of(align.offset) {
             return Err(error::usage(format!(
                 "--bs {bs}: not a multiple of the {}-byte direct-I/O alignment of {}; use a multiple of {}",

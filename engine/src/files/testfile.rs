@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use crate::direct_io::DirectIoAlignment;
+use crate::files::direct_io::DirectIoAlignment;
 use crate::job::SyncMode;
 use record::random::FastRng;
 use record::size::format_bytes as format_size;

@@ -23,9 +23,9 @@ use record::error::usage;
 use record::random::FastRng;
 use record::size::{self, SizeDialect};
 
-use crate::cpu::mono_ns;
-use crate::hist::LatencyHist;
-use crate::testfile::AlignedBuf;
+use crate::files::testfile::AlignedBuf;
+use crate::job::cpu::mono_ns;
+use crate::job::hist::LatencyHist;
 
 const NSEC_PER_SEC: u64 = 1_000_000_000;
 
@@ -392,7 +392,7 @@ impl Probe {
         &self,
         each: &mut dyn FnMut(&Request),
     ) -> Result<(Totals, LatencyHist, record::Cpu)> {
-        let cpu0 = crate::cpu::CpuTime::process();
+        let cpu0 = crate::job::cpu::CpuTime::process();
         let o = &self.opts;
         let mut rng = FastRng::for_stream(None, 0);
         let mut buf = AlignedBuf::new(o.size as usize, 4096, &mut rng);
@@ -496,7 +496,7 @@ impl Probe {
         if totals.valid == 0 {
             totals.min_ns = 0;
         }
-        let used = crate::cpu::CpuTime::process().since(cpu0);
+        let used = crate::job::cpu::CpuTime::process().since(cpu0);
         let cpu = record::Cpu {
             user_s: used.user.as_secs_f64(),
             sys_s: used.sys.as_secs_f64(),

@@ -25,7 +25,7 @@ pub const DEFAULT_BUDGET_S: u64 = 600;
 /// Bytes in a MiB, for caps given in MiB/s.
 pub(crate) const MIB: u64 = 1024 * 1024;
 
-pub use crate::cgroup::{MAX_CAP_IOPS, check_caps};
+pub use crate::experiments::cgroup::{MAX_CAP_IOPS, check_caps};
 
 /// `--cap-iops` and `--cap-mib-s` as caps, or a usage message naming the option: both above
 /// 0, the iops within what the kernel keeps, and MiB/s times 2^20 within u64.
@@ -75,7 +75,7 @@ pub struct WhatIfOptions {
     /// says so, with an estimate).
     pub like_latency: Option<super::like_latency::OneAtATime>,
     /// `--like LABEL`: the latency the `like:` condition adds to the step's folder on a FUSE
-    /// passthrough ([`crate::like::emulated_delays`]); None without LABEL's one-at-a-time
+    /// passthrough ([`crate::experiments::like::emulated_delays`]); None without LABEL's one-at-a-time
     /// figures (or where /dev/fuse cannot be opened: checked when the condition runs).
     pub like_delays: Option<latency_fs::Delays>,
     /// The block-I/O hierarchy, or why the capped conditions cannot run (only memory runs).

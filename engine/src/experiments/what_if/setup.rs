@@ -14,7 +14,7 @@ use super::memory::MemoryMount;
 use super::memory_files;
 use super::options::{Condition, WhatIfOptions};
 use super::page_cache;
-use crate::cgroup::CapGroup;
+use crate::experiments::cgroup::CapGroup;
 
 /// What a `like:` run on the latency emulation says (the same words every run, so the
 /// condition carries it once).
@@ -102,15 +102,15 @@ impl Setup {
                 if let Some(target) = what_if.and_then(|w| w.caps_target.as_ref().ok()) {
                     let group = CapGroup::create(
                         &target.hierarchy,
-                        &crate::cgroup::group_name(&record::random::new_id()),
+                        &crate::experiments::cgroup::group_name(&record::random::new_id()),
                     )?;
                     // cgroup v1 counts a device's I/O only while some throttle rule is set on
                     // it: a cap no step reaches (the kernel's largest I/O rate) switches the
                     // counting on for the disks under --dir. v2's io.stat always counts.
-                    if target.hierarchy.version == crate::cgroup::Version::V1 {
+                    if target.hierarchy.version == crate::experiments::cgroup::Version::V1 {
                         let never = IoCaps {
-                            riops: Some(crate::cgroup::MAX_CAP_IOPS),
-                            wiops: Some(crate::cgroup::MAX_CAP_IOPS),
+                            riops: Some(crate::experiments::cgroup::MAX_CAP_IOPS),
+                            wiops: Some(crate::experiments::cgroup::MAX_CAP_IOPS),
                             ..IoCaps::default()
                         };
                         group.set_caps(&target.devices, &never)?;

@@ -15,7 +15,7 @@
 //!   for all before it; `stonewall` or `new_group` starts a new reporting group. The first job
 //!   of every job file after the first is stonewalled.
 //!
-//! Every option is one of `crate::fio`'s supported options (refused by name with its file,
+//! Every option is one of `crate::tools::fio`'s supported options (refused by name with its file,
 //! line and section otherwise), and each section becomes one [`FioInvocation`].
 
 use std::collections::BTreeMap;
@@ -23,7 +23,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use crate::fio::{FioInvocation, Given, OutputFormat, Takes, find_option, from_given, split_args};
+use crate::tools::fio::{
+    FioInvocation, Given, OutputFormat, Takes, find_option, from_given, split_args,
+};
 use record::error::usage;
 
 /// The largest job file read; real ones are a few hundred bytes.
@@ -363,7 +365,7 @@ fn apply(
 }
 
 fn job_option_names() -> String {
-    crate::fio::option_names()
+    crate::tools::fio::option_names()
         .into_iter()
         .filter(|n| !COMMAND_LINE_ONLY.contains(n))
         .collect::<Vec<_>>()

@@ -256,7 +256,7 @@ fn notes(
     );
     let devices = match &w.caps_target {
         Ok(t) => {
-            if t.hierarchy.version == crate::cgroup::Version::V1 {
+            if t.hierarchy.version == crate::experiments::cgroup::Version::V1 {
                 notes.push(
                     "cgroup v1: the caps reach reads, O_DIRECT writes and the write-back an \
                      fsync forces; write-back of buffered writes by the kernel's flusher is not \

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use crate::cgroup::{self, Hierarchy};
+use crate::experiments::cgroup::{self, Hierarchy};
 use record::error::usage;
 
 use super::caps::{self, CapTarget};

@@ -26,7 +26,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use crate::shared_page::{PAGE, SharedPage};
+use crate::job::shared_page::{PAGE, SharedPage};
 
 /// The length of one interval the rule judges.
 pub const INTERVAL: Duration = Duration::from_millis(500);
