@@ -12,6 +12,8 @@ use record::exit;
 
 fn main() -> ExitCode {
     record::cancel::install_handler();
+    // What the engine says outside a session's callback (a guard's warning while unwinding).
+    engine::session::install_sink(output::say);
     quiet_on_closed_stdout();
     let cli = match cli::Cargo::try_parse_from(cli::normalized_args(std::env::args_os())) {
         Ok(cli) => cli,

@@ -30,10 +30,10 @@ pub struct DeviceArgs {
     #[arg(long, value_name = "BYTES", default_value = DEFAULT_REGION)]
     pub size: String,
     /// The most seconds a test's first pass takes (its second pass reads the same blocks)
-    #[arg(long, value_name = "SECS", default_value_t = DEFAULT_RUNTIME_S, value_parser = super::run::runtime_secs)]
+    #[arg(long, value_name = "SECS", default_value_t = DEFAULT_RUNTIME_S, value_parser = super::args::runtime_secs)]
     pub runtime: f64,
     /// The volume's provisioned limit, IOPS,BANDWIDTH (e.g. 3000,125M): figures as a share of it
-    #[arg(long, value_name = "IOPS,BANDWIDTH", value_parser = super::run::provisioned)]
+    #[arg(long, value_name = "IOPS,BANDWIDTH", value_parser = super::args::provisioned)]
     pub provisioned: Option<Provisioned>,
 }
 

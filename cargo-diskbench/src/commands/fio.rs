@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 
 use anyhow::{Context, Result};
-use engine::measured::{Measured, MeasuredRun};
+use engine::session::{Event, Progress, Session, SessionOptions, Work};
 use engine::tools::fio::{FioInvocation, OutputFormat};
 use engine::tools::fio_jobfile::{FileJob, FioCommand, JobFileRun};
 use record::{DirectionStats, Record, TestResult};
@@ -47,39 +47,30 @@ pub fn exec(args: FioArgs) -> Result<()> {
         print!("{USAGE}{}", engine::tools::fio::supported_options_help());
         return Ok(());
     }
-    let (report_to, results_dir) = match engine::tools::fio_jobfile::parse_command(&args)? {
-        FioCommand::Options(inv) => {
-            check_destinations(inv.output.as_deref(), inv.results_dir.as_deref())?;
-            for note in &inv.notes {
-                eprintln!("note: {note}");
-            }
-            let record = run(&inv)?;
-            let report = match inv.output_format {
-                OutputFormat::Json => json(&record)?,
-                OutputFormat::Normal => render_normal(&inv, &record),
-            };
-            (
-                (inv.output.clone(), report, record),
-                inv.results_dir.clone(),
-            )
-        }
+    let cmd = engine::tools::fio_jobfile::parse_command(&args)?;
+    let (output, results_dir) = match &cmd {
+        FioCommand::Options(inv) => (&inv.output, &inv.results_dir),
+        FioCommand::JobFiles(jf) => (&jf.output, &jf.results_dir),
+    };
+    check_destinations(output.as_deref(), results_dir.as_deref())?;
+    match &cmd {
+        FioCommand::Options(inv) => inv.notes.iter().for_each(|n| eprintln!("note: {n}")),
         FioCommand::JobFiles(jf) => {
-            check_destinations(jf.output.as_deref(), jf.results_dir.as_deref())?;
             for j in &jf.jobs {
                 for note in &j.inv.notes {
                     eprintln!("note: [{}] {note}", j.inv.job.name);
                 }
             }
-            let record = run_job_files(&jf)?;
-            let report = match jf.output_format {
-                OutputFormat::Json => json(&record)?,
-                OutputFormat::Normal => render_job_files(&jf, &record),
-            };
-            ((jf.output.clone(), report, record), jf.results_dir.clone())
         }
+    }
+    let record = run(&cmd)?;
+    let report = match &cmd {
+        FioCommand::Options(inv) if inv.output_format == OutputFormat::Json => json(&record)?,
+        FioCommand::JobFiles(jf) if jf.output_format == OutputFormat::Json => json(&record)?,
+        FioCommand::Options(inv) => render_normal(inv, &record),
+        FioCommand::JobFiles(jf) => render_job_files(jf, &record),
     };
-    let (output, report, record) = report_to;
-    match &output {
+    match output {
         Some(path) => std::fs::write(path, report)
             .with_context(|| format!("--output {}: cannot write the report", path.display()))?,
         None => {
@@ -120,89 +111,31 @@ fn check_destinations(
     Ok(())
 }
 
-/// Run the job files' jobs wave by wave: every job of a wave is prepared first (files laid
-/// out, unmeasured), then all of them run at once, as fio starts a group's jobs together.
-fn run_job_files(jf: &JobFileRun) -> Result<Record> {
-    let measured_run = MeasuredRun::start(&job_dir(&jf.jobs[0].inv.job), None);
-    let mut tests: Vec<TestResult> = Vec::with_capacity(jf.jobs.len());
-    for wave in jf.waves() {
-        let mut prepared = Vec::with_capacity(wave.len());
-        for &i in &wave {
-            let inv = &jf.jobs[i].inv;
-            let mut progress = layout_progress(&inv.job.name);
-            prepared.push(engine::job::run::prepare_job(
-                &inv.job,
-                &inv.prep,
-                &mut progress,
-            )?);
-        }
-        if wave.len() > 1 {
-            let names: Vec<&str> = wave
-                .iter()
-                .map(|&i| jf.jobs[i].inv.job.name.as_str())
-                .collect();
-            eprintln!("running at once: {}", names.join(", "));
-        }
-        let results: Vec<Result<TestResult>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = prepared
-                .into_iter()
-                .map(|p| scope.spawn(move || p.run(&mut |_| {})))
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join()
-                        .unwrap_or_else(|_| Err(anyhow::anyhow!("a job's thread panicked")))
-                })
-                .collect()
-        });
-        for (&i, r) in wave.iter().zip(results) {
-            let mut t = r?;
-            let j = &jf.jobs[i];
-            let with = if wave.len() > 1 {
-                "; ran at the same time as the other jobs of its wave"
-            } else {
-                ""
-            };
-            t.notes.push(format!(
-                "fio reporting group {}, wave {} ({}{with})",
-                j.group, j.wave, j.origin
-            ));
-            tests.push(t);
-        }
-    }
-    let notes = jf
-        .jobs
-        .iter()
-        .flat_map(|j| {
-            j.inv
-                .notes
-                .iter()
-                .map(move |n| format!("[{}] {n}", j.inv.job.name))
-        })
-        .collect();
-    measured_run.finish(Measured {
-        settings: jf.settings(),
-        tests,
-        notes,
-        ..Default::default()
-    })
-}
-
-/// The line fio users expect while a file is laid out, once per job.
-fn layout_progress(name: &str) -> impl FnMut(&engine::job::run::Progress<'_>) + '_ {
-    let mut said = false;
-    move |p: &engine::job::run::Progress<'_>| {
-        if let engine::job::run::Progress::Layout { total_bytes, .. } = p
-            && !said
-        {
-            said = true;
+/// Run the command's job(s) in a session, saying once per job that its file is laid out (the
+/// line fio users expect).
+fn run(cmd: &FioCommand) -> Result<Record> {
+    let mut said_layout: Vec<String> = Vec::new();
+    let session = Session::new(SessionOptions {
+        dir: ".".into(),
+        label: None,
+        results: ".".into(),
+        what_if: Default::default(),
+        work: Work::Fio(cmd.clone()),
+    })?;
+    let outcome = session.run(&mut |e| match e {
+        Event::Suite(Progress::Layout {
+            name, total_bytes, ..
+        }) if !said_layout.iter().any(|n| n == name) => {
+            said_layout.push(name.to_string());
             eprintln!(
                 "{name}: laying out {} of test data (unmeasured)...",
                 size_iec(*total_bytes as f64)
             );
         }
-    }
+        Event::Said(said) => crate::output::say(&said),
+        _ => {}
+    })?;
+    Ok(outcome.record)
 }
 
 /// The report fio prints for job files: each job of a group, then the group's status.
@@ -253,47 +186,6 @@ fn check_output_path(path: &std::path::Path) -> Result<()> {
         )));
     }
     Ok(())
-}
-
-/// Run the job and wrap its result into a record.
-fn run(inv: &FioInvocation) -> Result<Record> {
-    let measured_run = MeasuredRun::start(&job_dir(&inv.job), None);
-    let test = run_job(inv)?;
-    measured_run.finish(Measured {
-        settings: inv.settings(),
-        tests: vec![test],
-        notes: inv.notes.clone(),
-        ..Default::default()
-    })
-}
-
-fn run_job(inv: &FioInvocation) -> Result<TestResult> {
-    let mut said_layout = false;
-    let mut progress = |p: &engine::job::run::Progress<'_>| {
-        if let engine::job::run::Progress::Layout { total_bytes, .. } = p
-            && !said_layout
-        {
-            said_layout = true;
-            eprintln!(
-                "{}: laying out {} of test data (unmeasured)...",
-                inv.job.name,
-                size_iec(*total_bytes as f64)
-            );
-        }
-    };
-    engine::job::run::run_job_prepared(&inv.job, &inv.prep, &mut progress)
-}
-
-/// The folder the job's files live in, absolute where it can be resolved (the record's
-/// `storage.path`); "." for a bare relative file name.
-fn job_dir(job: &engine::job::JobSpec) -> std::path::PathBuf {
-    let dir = job.dir();
-    let dir = if dir.as_os_str().is_empty() {
-        std::path::Path::new(".")
-    } else {
-        dir
-    };
-    std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf())
 }
 
 /// fio's default percentile list.

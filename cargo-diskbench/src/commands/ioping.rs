@@ -5,7 +5,7 @@ use std::io::Write as _;
 use std::path::PathBuf;
 
 use anyhow::Result;
-use engine::measured::{Measured, MeasuredRun};
+use engine::session::measured::{Measured, MeasuredRun};
 use engine::tools::ioping::{IopingOptions, Probe, parse_count, parse_size, parse_time};
 
 #[derive(clap::Args, Debug)]

@@ -9,8 +9,10 @@ mod table;
 
 use std::io::Write;
 
+use engine::session::Said;
+
 pub use left_in_project::left_in_project;
-pub use progress::{StepEstimates, SuiteProgress};
+pub use progress::RunView;
 pub use steps::steps_table;
 pub use table::{like_table, provisioned_shares, table};
 
@@ -38,6 +40,21 @@ pub fn wrap(text: &str, first: &str, rest: &str) -> String {
         out.push('\n');
     }
     out
+}
+
+/// A line the engine said, as shown: `warning: ...`, `note: ...`, or as it is.
+pub fn said_text(said: &Said) -> String {
+    match said {
+        Said::Warning(w) => format!("warning: {w}"),
+        Said::Note(n) => format!("note: {n}"),
+        Said::Status(s) => s.clone(),
+    }
+}
+
+/// Show a line the engine said on stderr (also the sink for lines said outside a session's
+/// callback, installed at start).
+pub fn say(said: &Said) {
+    eprintln!("{}", said_text(said));
 }
 
 /// Write `text` to stdout, or to stderr when stdout carries the JSON record.

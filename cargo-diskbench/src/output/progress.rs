@@ -4,8 +4,7 @@
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
-use engine::job::run::Progress;
-use engine::steps::{StepEvent, WhatIfEvent, WhatIfPlan};
+use engine::session::{Event, Progress, Said, StepEvent, WhatIfEvent, WhatIfPlan};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use record::units::format_s;
 use record::{Record, StepStatus};
@@ -392,6 +391,62 @@ impl SuiteProgress {
     pub fn finish(&mut self) {
         if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
+        }
+    }
+
+    /// A line the engine said: shown even with `--quiet`, above the bar when there is one.
+    fn said(&self, said: &Said) {
+        match &self.bar {
+            Some(bar) => bar.println(super::said_text(said)),
+            None => super::say(said),
+        }
+    }
+}
+
+/// What a session shows while it works (`run`, `steps`): lines until the machine is
+/// detected, then the progress, with the steps' earlier times on this machine when steps run.
+pub struct RunView<'a> {
+    quiet: bool,
+    /// The results folder the steps' estimates come from, when steps run.
+    step_results: Option<&'a std::path::Path>,
+    steps_only: bool,
+    progress: Option<SuiteProgress>,
+}
+
+impl<'a> RunView<'a> {
+    pub fn new(quiet: bool, step_results: Option<&'a std::path::Path>, steps_only: bool) -> Self {
+        RunView {
+            quiet,
+            step_results,
+            steps_only,
+            progress: None,
+        }
+    }
+
+    /// Show one event of the session.
+    pub fn on(&mut self, event: Event<'_>) {
+        match (event, &mut self.progress) {
+            (Event::Detected { runner }, _) => {
+                let mut p = SuiteProgress::new(self.quiet);
+                if let Some(results) = self.step_results {
+                    p = p.with_steps(StepEstimates::from_results(results, &runner.label));
+                }
+                if self.steps_only {
+                    p = p.steps_only();
+                }
+                self.progress = Some(p);
+            }
+            (Event::Suite(e), Some(p)) => p.event(e),
+            (Event::Step(e), Some(p)) => p.step(&e),
+            (Event::Said(said), Some(p)) => p.said(&said),
+            (Event::Said(said), None) => super::say(&said),
+            _ => {}
+        }
+    }
+
+    pub fn finish(&mut self) {
+        if let Some(p) = &mut self.progress {
+            p.finish();
         }
     }
 }

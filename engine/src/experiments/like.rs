@@ -14,6 +14,8 @@ use record::{
 
 use crate::experiments::what_if::caps::CapTarget;
 use crate::experiments::what_if::like_latency::{ns, per_io_ns};
+use crate::session::event::Event;
+use crate::session::said::Said;
 
 /// The newest record labelled `label` in `results` and the caps that make this disk look
 /// like it. A usage error (exit 2) names the option when there is none.
@@ -75,24 +77,6 @@ pub struct LikeTarget {
     pub record: Record,
     pub caps: IoCaps,
     pub target: CapTarget,
-}
-
-/// Check `--like` before anything runs: root, a block-I/O hierarchy, a disk under `--dir`
-/// that caps reach (tmpfs is refused by name), and a record labelled LABEL.
-pub fn resolve(label: &str, dir: &Path, results: &Path) -> Result<LikeTarget> {
-    let target = crate::experiments::what_if::preflight::preflight(
-        dir,
-        Path::new(crate::experiments::cgroup::CGROUP_FS),
-    )?
-    .map_err(|why| usage(format!("--like {label}: {why}")))?;
-    let (record, from, caps) = newest_record(results, label)?;
-    Ok(LikeTarget {
-        label: label.to_string(),
-        from: format!("{from} ({})", record.source),
-        record,
-        caps,
-        target,
-    })
 }
 
 /// How close (in %) a figure measured under `--like` caps must land on the target's to count
@@ -246,12 +230,6 @@ fn mount_emulation(
     Ok((folder, mount, mnt))
 }
 
-/// Unmount the latency emulations of runs that were killed (their server died with them,
-/// so their folder cannot even be listed); the mount points released.
-pub fn sweep_killed_emulations() -> Vec<PathBuf> {
-    latency_fs::sweep_stale()
-}
-
 /// The columns one I/O at a time: what a rate cap cannot make like another disk.
 const ONE_AT_A_TIME: [ColumnId; 2] = [ColumnId::Qd1Read, ColumnId::SyncWrite];
 
@@ -303,10 +281,26 @@ fn shape(l: Option<Latency>) -> Option<LatencyShape> {
 /// that holds each I/O for LABEL's latency. Where FUSE cannot be used here, or LABEL has no
 /// one-at-a-time figures, every column runs on the disk and the like table says what the
 /// caps leave out. The emulation's record, when it ran.
-pub fn run_suite(
+pub(crate) fn run_suite(
     opts: &crate::suite::SuiteOptions,
     l: &LikeTarget,
-    progress: &mut crate::job::run::ProgressFn<'_>,
+    on: &mut dyn FnMut(Event<'_>),
+) -> Result<(Vec<TestResult>, Option<LatencyEmulation>)> {
+    // This process (all its threads: the I/O is submitted from them, and the latency
+    // emulation's server does its I/O from them) runs the columns inside the capped cgroup,
+    // and goes back when the group closes, also on error.
+    let mut group = crate::experiments::what_if::caps::capped_group(&l.target, &l.caps)?;
+    group.adopt(std::process::id())?;
+    let measured = capped_suite(opts, l, on);
+    group.close().map_err(anyhow::Error::msg)?;
+    measured
+}
+
+/// [`run_suite`] inside the capped cgroup.
+fn capped_suite(
+    opts: &crate::suite::SuiteOptions,
+    l: &LikeTarget,
+    on: &mut dyn FnMut(Event<'_>),
 ) -> Result<(Vec<TestResult>, Option<LatencyEmulation>)> {
     let columns = opts.columns();
     let delays = emulated_delays(&l.record);
@@ -326,15 +320,16 @@ pub fn run_suite(
         match mount_emulation(&opts.dir, delays, seed) {
             Ok(m) => mounted = Some((m, delays)),
             Err(e) => {
-                eprintln!(
-                    "warning: --like {}: {e:#}; qd1-read and sync-write run on this disk under \
-                     the caps, and the like table says what latency that leaves out",
+                on(Event::Said(Said::Warning(format!(
+                    "--like {}: {e:#}; qd1-read and sync-write run on this disk under the \
+                         caps, and the like table says what latency that leaves out",
                     l.label
-                );
+                ))));
                 emulate.clear();
             }
         }
     }
+    let mut progress = |p: &crate::job::run::Progress<'_>| on(Event::Suite(p));
     let on_disk: Vec<ColumnId> = columns
         .iter()
         .copied()
@@ -346,7 +341,7 @@ pub fn run_suite(
             only: Some(on_disk),
             ..opts.clone()
         };
-        tests = crate::suite::run_suite(&o, progress)?;
+        tests = crate::suite::run_suite(&o, &mut progress)?;
     }
     let mut emulation = None;
     if let Some(((folder, mount, mnt), delays)) = mounted {
@@ -355,7 +350,7 @@ pub fn run_suite(
             only: Some(emulate.clone()),
             ..opts.clone()
         };
-        let measured = crate::suite::run_suite(&o, progress);
+        let measured = crate::suite::run_suite(&o, &mut progress);
         let held = mount.unmount();
         drop(folder);
         let held = held.with_context(|| format!("cannot unmount {}", mnt.display()))?;

@@ -20,6 +20,7 @@ use super::child::{self, NoAnswer};
 use super::daemon::LocalDaemon;
 use super::project::Project;
 use super::step::{Prepared, Ran, Readiness, Step};
+use crate::session::said::{Said, tell};
 
 /// The step's id.
 pub(crate) const ID: &str = "docker-build";
@@ -305,9 +306,10 @@ pub(crate) fn remove_run_images(tag: &str, run_id: &str) -> Option<String> {
         "remove it with `docker image rm -f {tag}; docker image prune -f --filter {filter}`"
     );
     if interrupted {
-        eprintln!(
-            "waiting for the docker daemon to end the interrupted build of {tag} (Ctrl-C again to stop waiting)..."
-        );
+        tell(Said::Status(format!(
+            "waiting for the docker daemon to end the interrupted build of {tag} (Ctrl-C again \
+             to stop waiting)..."
+        )));
     }
     let docker = |args: &[&str]| -> Result<std::process::Output, String> {
         let mut cmd = Command::new("docker");

@@ -17,6 +17,7 @@ use super::step_result::Yardstick;
 use crate::experiments::what_if::judgement::Run;
 use crate::experiments::what_if::options::{Condition, WhatIfOptions};
 use crate::experiments::what_if::setup::{Setup, Undone};
+use crate::session::said::{Said, tell};
 
 /// Lines of output kept for a failed step.
 pub(crate) const OUTPUT_TAIL_LINES: usize = 20;
@@ -109,7 +110,7 @@ fn run_once(
     if ran.is_err()
         && let Some(left) = &left
     {
-        eprintln!("warning: {left}");
+        tell(Said::Warning(left.clone()));
     }
     let ran = ran?;
     notes.extend(step.notes(&ran, ctx.yardstick.columns));

@@ -22,6 +22,7 @@ use toml::{Table, Value};
 use record::error::usage;
 
 use super::step::{Prepared, Readiness, Step};
+use crate::session::said::{Said, tell};
 
 /// One user step: run as `sh -c RUN` in the project directory.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -85,7 +86,7 @@ pub(crate) fn load(
     if let Some(manifest) = cargo_toml {
         let table = read_table(manifest)?;
         for note in ignored_member_tables(manifest, &table) {
-            eprintln!("warning: {note}");
+            tell(Said::Warning(note));
         }
         let section = table
             .get("workspace")

@@ -28,6 +28,8 @@ use std::time::{Duration, Instant};
 
 use record::{CgroupIo, IoCaps};
 
+use crate::session::said::{Said, tell};
+
 mod kernel_files;
 pub mod saved_limits;
 pub use kernel_files::{DevNum, Version};
@@ -372,7 +374,7 @@ impl CapGroup {
 impl Drop for CapGroup {
     fn drop(&mut self) {
         if let Err(e) = self.close_inner() {
-            eprintln!("warning: {e}");
+            tell(Said::Warning(e));
         }
     }
 }

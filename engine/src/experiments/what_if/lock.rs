@@ -4,6 +4,7 @@ use std::fs;
 use std::path::Path;
 
 use crate::experiments::cgroup::Hierarchy;
+use crate::session::said::Said;
 
 /// The lock, once this process holds it (until it exits).
 static HELD: std::sync::OnceLock<fs::File> = std::sync::OnceLock::new();
@@ -20,7 +21,10 @@ static HELD: std::sync::OnceLock<fs::File> = std::sync::OnceLock::new();
 /// hierarchy cannot cap the host's daemon either. The lock is held until this process exits
 /// (the kernel drops it then, also after SIGKILL); it is not inherited by the steps' commands
 /// (O_CLOEXEC).
-pub(crate) fn one_run_at_a_time(hierarchy: &Hierarchy) -> anyhow::Result<()> {
+pub(crate) fn one_run_at_a_time(
+    hierarchy: &Hierarchy,
+    say: &mut dyn FnMut(Said),
+) -> anyhow::Result<()> {
     use std::os::fd::AsRawFd;
     if HELD.get().is_some() {
         return Ok(());
@@ -37,12 +41,12 @@ pub(crate) fn one_run_at_a_time(hierarchy: &Hierarchy) -> anyhow::Result<()> {
     if try_lock(libc::LOCK_EX | libc::LOCK_NB) != 0 {
         let proc_root = Path::new("/proc");
         let who = holder_pid(&dir, proc_root);
-        eprintln!(
+        say(Said::Status(format!(
             "waiting for another cargo-diskbench --what-if/--like run on this host to finish: {} \
              holds the lock on {}",
             describe(who, proc_root),
             path.display()
-        );
+        )));
         let started = std::time::Instant::now();
         let mut told = started;
         loop {
@@ -52,18 +56,18 @@ pub(crate) fn one_run_at_a_time(hierarchy: &Hierarchy) -> anyhow::Result<()> {
             record::cancel::check()?;
             if told.elapsed() >= WAIT_REPORT_EVERY {
                 told = std::time::Instant::now();
-                eprintln!(
+                say(Said::Status(format!(
                     "still waiting for {}: {:.0} s so far",
                     describe(holder_pid(&dir, proc_root), proc_root),
                     started.elapsed().as_secs_f64()
-                );
+                )));
             }
             std::thread::sleep(std::time::Duration::from_millis(100));
         }
-        eprintln!(
+        say(Said::Status(format!(
             "waited {:.1} s for the other run; starting",
             started.elapsed().as_secs_f64()
-        );
+        )));
     }
     let _ = HELD.set(dir);
     Ok(())

@@ -6,6 +6,8 @@ use std::fs;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
+use crate::session::said::{Said, tell};
+
 /// The source name of the memory condition's tmpfs mounts (the pid follows).
 pub(crate) const MEMORY_MOUNT_SOURCE: &str = "diskbench-memory-";
 
@@ -76,7 +78,7 @@ impl MemoryMount {
 impl Drop for MemoryMount {
     fn drop(&mut self) {
         if let Err(e) = self.unmount_inner() {
-            eprintln!("warning: {e}");
+            tell(Said::Warning(e));
         }
     }
 }
@@ -114,10 +116,12 @@ pub(crate) fn memory_mounts() -> Vec<(String, u32)> {
 }
 
 /// Unmount what a killed run's memory condition left (its pid no longer runs).
-pub(crate) fn sweep_stale_mounts() {
+pub(crate) fn sweep_stale_mounts(say: &mut dyn FnMut(Said)) {
     for (point, pid) in memory_mounts() {
         if !Path::new(&format!("/proc/{pid}")).exists() && unmount(Path::new(&point)).is_ok() {
-            eprintln!("unmounted the tmpfs {point} a killed run left behind");
+            say(Said::Status(format!(
+                "unmounted the tmpfs {point} a killed run left behind"
+            )));
             let _ = fs::remove_dir(&point);
         }
     }
