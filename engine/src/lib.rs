@@ -8,6 +8,7 @@
 pub mod backend;
 pub(crate) mod errno;
 pub mod experiments;
+pub(crate) mod faults;
 pub mod files;
 pub mod job;
 pub(crate) mod leftovers;

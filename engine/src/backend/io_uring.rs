@@ -9,7 +9,7 @@ use io_uring::{IoUring, opcode, squeue, types};
 
 use super::{Backend, Completion, Io, IoKind};
 
-/// Test-only switch: pretend io_uring_setup failed with this errno ("EPERM", "ENOSYS", ...).
+/// Test-only switch (`crate::faults`): pretend io_uring_setup failed with this errno ("EPERM", "ENOSYS", ...).
 /// Goes through the same code path as a real refusal.
 pub const FAKE_ERRNO_ENV: &str = "DISKBENCH_FAKE_IO_URING_ERRNO";
 
@@ -18,7 +18,7 @@ const WRITE_HALF: u64 = 1 << 32;
 
 /// Set up a ring (the one place io_uring_setup is called).
 pub(crate) fn new_ring(entries: u32) -> io::Result<IoUring> {
-    if let Some(fake) = std::env::var_os(FAKE_ERRNO_ENV)
+    if let Some(fake) = crate::faults::asked(FAKE_ERRNO_ENV)
         && let Some(errno) = crate::errno::parse(&fake.to_string_lossy())
     {
         return Err(io::Error::from_raw_os_error(errno));

@@ -69,7 +69,7 @@ struct IoEvent {
 const _: () = assert!(std::mem::size_of::<Iocb>() == 64);
 const _: () = assert!(std::mem::size_of::<IoEvent>() == 32);
 
-/// Test-only switch: pretend io_setup failed with this errno, through the same code path as a
+/// Test-only switch (`crate::faults`): pretend io_setup failed with this errno, through the same code path as a
 /// real refusal (fs.aio-max-nr reached, a seccomp filter).
 pub const FAKE_ERRNO_ENV: &str = "DISKBENCH_FAKE_LIBAIO_ERRNO";
 
@@ -84,7 +84,7 @@ fn check(rc: libc::c_long) -> io::Result<libc::c_long> {
 
 /// An AIO context with room for `depth` I/Os in flight.
 fn setup(depth: u32) -> io::Result<libc::c_ulong> {
-    if let Some(fake) = std::env::var_os(FAKE_ERRNO_ENV)
+    if let Some(fake) = crate::faults::asked(FAKE_ERRNO_ENV)
         && let Some(errno) = crate::errno::parse(&fake.to_string_lossy())
     {
         return Err(io::Error::from_raw_os_error(errno));

@@ -225,7 +225,7 @@ fn open_test_file_unchecked(path: &Path, direct: bool, sync: SyncMode) -> Result
             .open(path)
     };
     if direct {
-        let attempt = if std::env::var_os(FAKE_ODIRECT_EINVAL_ENV).is_some() {
+        let attempt = if crate::faults::asked(FAKE_ODIRECT_EINVAL_ENV).is_some() {
             Err(io::Error::from_raw_os_error(libc::EINVAL))
         } else {
             open(libc::O_DIRECT)
@@ -453,7 +453,7 @@ pub(crate) fn check_free_space(files: &[(PathBuf, u64)], size_option: &str) -> R
     let Some((first, _)) = files.first() else {
         return Ok(());
     };
-    if std::env::var_os(SKIP_SPACE_CHECK_ENV).is_some() {
+    if crate::faults::asked(SKIP_SPACE_CHECK_ENV).is_some() {
         return Ok(());
     }
     let needed: u64 = files

@@ -48,15 +48,17 @@ const MAX_STATE_BYTES: u64 = 64 << 10;
 
 /// The run folder this process uses.
 pub(crate) fn run_dir() -> PathBuf {
-    std::env::var_os(RUN_DIR_ENV)
+    crate::faults::asked(RUN_DIR_ENV)
         .filter(|v| !v.is_empty())
         .map_or_else(|| PathBuf::from(RUN_DIR), PathBuf::from)
 }
 
 /// Stop here if a test asked to (see [`STOP_AT_ENV`]).
 pub(crate) fn test_stop_point(at: &str) {
-    if std::env::var(STOP_AT_ENV).is_ok_and(|v| v == at) {
-        eprintln!("stopping at {at} ({STOP_AT_ENV})");
+    if crate::faults::asked(STOP_AT_ENV).is_some_and(|v| v == at) {
+        crate::session::said::tell(crate::session::said::Said::Status(format!(
+            "stopping at {at} ({STOP_AT_ENV})"
+        )));
         // SAFETY: raise has no memory effects; the process stops until SIGCONT or SIGKILL.
         unsafe { libc::raise(libc::SIGSTOP) };
     }
