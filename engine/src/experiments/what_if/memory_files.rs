@@ -115,23 +115,13 @@ pub(crate) fn redirect(cmd: &mut Command, work: &Path, cargo_target: Option<&Pat
 
 /// Bytes in the regular files under `dir` (symbolic links not followed).
 fn folder_bytes(dir: &Path) -> u64 {
-    let mut total = 0u64;
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            match e.file_type() {
-                Ok(t) if t.is_dir() => stack.push(e.path()),
-                Ok(t) if t.is_file() => {
-                    total = total.saturating_add(e.metadata().map_or(0, |m| m.len()));
-                }
-                _ => {}
-            }
-        }
-    }
-    total
+    walkdir::WalkDir::new(dir)
+        .follow_links(false)
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_type().is_file())
+        .map(|e| e.metadata().map_or(0, |m| m.len()))
+        .fold(0u64, u64::saturating_add)
 }
 
 /// `MemAvailable` from /proc/meminfo, bytes.
@@ -201,5 +191,16 @@ mod tests {
             ..Default::default()
         });
         assert_eq!(residual_note(&[memory]), None);
+    }
+
+    #[test]
+    fn folder_bytes_counts_the_regular_files_below_and_follows_no_link() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir(d.path().join("sub")).unwrap();
+        std::fs::write(d.path().join("a"), [0u8; 10]).unwrap();
+        std::fs::write(d.path().join("sub/b"), [0u8; 5]).unwrap();
+        // A link back up would count everything again (and loop) if it were followed.
+        std::os::unix::fs::symlink(d.path(), d.path().join("sub/up")).unwrap();
+        assert_eq!(folder_bytes(d.path()), 15);
     }
 }

@@ -7,16 +7,9 @@ use std::path::Path;
 /// reads them from the disk (under the caps). Best effort: a file that cannot be opened is
 /// left as it is.
 pub(crate) fn evict_from_cache(dir: &Path) {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let Ok(kind) = e.file_type() else { continue };
-        if kind.is_dir() {
-            evict_from_cache(&e.path());
-        } else if kind.is_file()
-            && let Ok(f) = fs::File::open(e.path())
-        {
+    let files = walkdir::WalkDir::new(dir).follow_links(false).into_iter();
+    for e in files.flatten().filter(|e| e.file_type().is_file()) {
+        if let Ok(f) = fs::File::open(e.path()) {
             use std::os::fd::AsRawFd as _;
             let _ = f.sync_data();
             // SAFETY: a valid fd we own; fadvise only changes the page cache.
