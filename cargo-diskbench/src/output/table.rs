@@ -88,7 +88,7 @@ pub fn table(tests: &[TestResult]) -> String {
             .repeats
             .as_ref()
             .map(|r| {
-                let verdict = if r.spread_pct <= engine::suite::REPEATABLE_SPREAD_PCT {
+                let verdict = if r.spread_pct <= engine::session::REPEATABLE_SPREAD_PCT {
                     "within 5%"
                 } else {
                     "NOT within 5%"
@@ -136,7 +136,7 @@ pub fn table(tests: &[TestResult]) -> String {
     if sorted.iter().any(|t| {
         t.repeats
             .as_ref()
-            .is_some_and(|r| r.spread_pct > engine::suite::REPEATABLE_SPREAD_PCT)
+            .is_some_and(|r| r.spread_pct > engine::session::REPEATABLE_SPREAD_PCT)
     }) {
         out.push_str(SPREAD_ADVICE);
         out.push('\n');
