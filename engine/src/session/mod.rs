@@ -41,7 +41,7 @@ use crate::experiments::what_if::like_latency::OneAtATime;
 use crate::experiments::what_if::options::{
     CONDITION_IDS, WhatIfOptions, check_runs, checked_option_caps,
 };
-use crate::experiments::what_if::preflight::preflight;
+use crate::experiments::what_if::preflight::{caps_target, preflight};
 use crate::job::EngineChoice;
 use crate::job::steady_window::SteadyRule;
 use crate::suite::{DEFAULT_RAMP_S, DEFAULT_RUNTIME_S, Preset, SuiteOptions};
@@ -198,9 +198,8 @@ impl Session {
         // The caps' target and LABEL's record, each found once for the columns and the steps.
         let w = &opts.what_if;
         let caps_target = if w.on || (suite.is_some() && w.like.is_some()) {
-            Some(preflight(&opts.dir, Path::new(CGROUP_FS), &mut |s| {
-                on(Event::Said(s))
-            })?)
+            let hierarchy = preflight(Path::new(CGROUP_FS), &mut |s| on(Event::Said(s)))?;
+            Some(caps_target(hierarchy, &opts.dir))
         } else {
             None
         };
