@@ -5,34 +5,18 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-pub mod compare_report;
-pub mod history;
-pub mod import;
-pub mod job_summary;
-pub mod merge;
-pub(crate) mod published_timings;
-pub mod site_folder;
-// SITE-MODULES (the site's modules are declared below this line)
-pub(crate) mod charts;
-pub(crate) mod content;
-pub mod correlation;
-mod csv_table;
-pub(crate) mod findings;
-pub(crate) mod hist;
-pub(crate) mod html;
-pub(crate) mod model;
-pub(crate) mod page_facts;
-pub(crate) mod pick;
-pub(crate) mod render;
-pub(crate) mod runner_steps;
-pub(crate) mod runners_json;
-pub(crate) mod stats;
-pub(crate) mod steps_view;
-pub mod testdata;
-pub(crate) mod theme;
-pub(crate) mod timeline;
-#[cfg(test)]
-mod weak_cases;
+pub mod analysis;
+pub mod charts;
+pub mod data;
+pub mod pages;
+
+// The crate's public face keeps the short paths the CLI uses.
+pub use analysis::{correlation, history};
+use analysis::{findings, pick, timeline};
+use data::{hist, model};
+pub use data::{import, merge, testdata};
+pub use pages::{compare_report, job_summary, site_folder};
+use pages::{content, render, runners_json, theme};
 
 /// What `cargo diskbench site` was asked to do.
 #[derive(Clone, Debug, Default)]
@@ -170,7 +154,7 @@ pub fn build_site(opts: &SiteOptions) -> Result<SiteReport> {
     render::write_file(
         &folder.staging,
         "data/steps.json",
-        serde_json::to_string_pretty(&correlation::export::steps_json(&steps))?.as_bytes(),
+        serde_json::to_string_pretty(&pages::steps_json::steps_json(&steps))?.as_bytes(),
     )?;
     for p in &pages {
         record::cancel::check()?;

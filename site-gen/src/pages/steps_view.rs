@@ -3,8 +3,9 @@
 
 use serde_json::{Value, json};
 
-use crate::correlation::wording::{fmt_interval, fmt_rho};
-use crate::correlation::{Figure, Link, StepAnalysis, plot, rank};
+use crate::analysis::correlation::wording::{fmt_interval, fmt_rho};
+use crate::analysis::correlation::{Figure, Link, StepAnalysis, rank};
+use crate::charts::scatter as plot;
 
 fn unit(s: &StepAnalysis, f: Figure) -> String {
     match f {
@@ -110,7 +111,7 @@ pub(crate) fn steps(steps: &[StepAnalysis]) -> Vec<Value> {
                 "rows": s.links.iter().map(|l| row(l, s.deciding, s.no_call.is_none())).collect::<Vec<_>>(),
                 "plots": plots(s),
                 // Why no call was made, for the page's advice (more runners vs other disks).
-                "one_disk": matches!(s.no_call, Some(crate::correlation::NoCall::OneDiskFigure)),
+                "one_disk": matches!(s.no_call, Some(crate::analysis::correlation::NoCall::OneDiskFigure)),
             })
         })
         .collect()
@@ -123,6 +124,6 @@ pub(crate) fn method() -> Value {
         "coverage": format!("{:.1}%", rank::COVERAGE * 100.0),
         "tie": format!("{:.0}%", rank::TIE_TOLERANCE * 100.0),
         "min_defined": format!("{:.0}%", rank::MIN_DEFINED_SHARE * 100.0),
-        "resolution": format!("{:.0}%", crate::correlation::MAX_RESOLUTION_SHARE * 100.0),
+        "resolution": format!("{:.0}%", crate::analysis::correlation::MAX_RESOLUTION_SHARE * 100.0),
     })
 }

@@ -6,9 +6,9 @@ use std::fmt::Write as _;
 
 use record::StorageClass;
 
-use super::Point;
-use crate::html::esc;
-use crate::stats::fmt_sig;
+use crate::analysis::correlation::Point;
+use crate::analysis::stats::fmt_sig;
+use crate::pages::html::esc;
 
 const W: f64 = 360.0;
 const H: f64 = 250.0;

@@ -24,19 +24,19 @@
 use record::storage_rules::{DiskRule, FsRule};
 use record::{BackendKind, ColumnId, ColumnSettings, Medium, Record, StorageClass};
 
-use crate::stats::{fmt_ns, fmt_sig};
+use crate::analysis::stats::{fmt_ns, fmt_sig};
 
 /// The published figures shipped with the project (imported, never shown as measured here).
 pub(crate) const PUBLISHED_CSV: (&str, &str) = (
     "ec2-storage-2026-09-30_10-01.csv",
-    include_str!("../published/ec2-storage-2026-09-30_10-01.csv"),
+    include_str!("../../published/ec2-storage-2026-09-30_10-01.csv"),
 );
 
 /// The published hardware figures of the node job's runners (GitHub-hosted and RunsOn), with
 /// their providers: `published(provider="GitHub", ...)` draws on these.
 pub(crate) const PUBLISHED_HARDWARE_CSV: (&str, &str) = (
     "hardware-node-runners-2026-10-08.csv",
-    include_str!("../published/hardware-node-runners-2026-10-08.csv"),
+    include_str!("../../published/hardware-node-runners-2026-10-08.csv"),
 );
 
 /// Everything the placeholders draw on. [`PageFacts::from_code`] takes the code's own tables;
@@ -56,14 +56,14 @@ impl PageFacts<'static> {
     /// The code's tables and the shipped published figures. Fails only when interrupted while
     /// the figures are read (the shipped CSV itself is tested to parse).
     pub(crate) fn from_code() -> anyhow::Result<Self> {
-        let published =
-            crate::import::csv_records(PUBLISHED_CSV.1, PUBLISHED_CSV.0).map_err(|e| {
+        let published = crate::data::import::csv_records(PUBLISHED_CSV.1, PUBLISHED_CSV.0)
+            .map_err(|e| {
                 record::cancel::check()
                     .err()
                     .unwrap_or_else(|| anyhow::anyhow!("the shipped published CSV: {e}"))
             })?;
         let published_hardware =
-            crate::import::csv_records(PUBLISHED_HARDWARE_CSV.1, PUBLISHED_HARDWARE_CSV.0)
+            crate::data::import::csv_records(PUBLISHED_HARDWARE_CSV.1, PUBLISHED_HARDWARE_CSV.0)
                 .map_err(|e| {
                     record::cancel::check()
                         .err()
@@ -515,11 +515,14 @@ pub(crate) fn published_spread(records: &[Record], column: &str) -> Result<Strin
         } else {
             c.title().to_lowercase()
         };
-        return Ok(format!("{title} ({})", crate::stats::fmt_ratio(r)));
+        return Ok(format!(
+            "{title} ({})",
+            crate::analysis::stats::fmt_ratio(r)
+        ));
     }
     let c = ColumnId::parse(column).ok_or(format!("unknown column {column:?}"))?;
     column_spread(records, c)
-        .map(crate::stats::fmt_ratio)
+        .map(crate::analysis::stats::fmt_ratio)
         .ok_or(format!("fewer than two published rows have {column}"))
 }
 
@@ -535,7 +538,7 @@ mod tests {
     use record::storage_rules::{DISK_RULES, DiskTest, FS_RULES};
 
     fn page(name: &str) -> String {
-        crate::content::pages(None)
+        crate::pages::content::pages(None)
             .unwrap()
             .into_iter()
             .find(|p| p.name == name)
@@ -546,7 +549,7 @@ mod tests {
     /// What a Markdown cell becomes in HTML (backticks to <code>, quotes smartened), enough
     /// to find a rule's name on the rendered page.
     fn html_of(md: &str) -> String {
-        crate::content::render(md).1
+        crate::pages::content::render(md).1
     }
 
     #[test]
@@ -762,7 +765,7 @@ mod tests {
     /// The figures the methodology page quotes from the project's fio fixture (clat vs lat).
     #[test]
     fn fio_fixture_clat_and_lat_figures_on_the_methodology_page_hold() {
-        let text = include_str!("../../fixtures/fio/fio-3.33-suite.json");
+        let text = include_str!("../../../fixtures/fio/fio-3.33-suite.json");
         let v: serde_json::Value = serde_json::from_str(text).unwrap();
         let p99 = |job: &str, dir: &str, kind: &str| -> f64 {
             let j = v["jobs"]
@@ -798,7 +801,7 @@ mod tests {
     /// a `## Sources {#sources}` section too.)
     #[test]
     fn every_built_in_page_has_a_sources_section() {
-        for p in crate::content::pages(None).unwrap() {
+        for p in crate::pages::content::pages(None).unwrap() {
             assert!(
                 p.html.contains("<h2 id=\"sources\">Sources</h2>"),
                 "content/{}.md has no Sources section",

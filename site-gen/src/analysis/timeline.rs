@@ -1,5 +1,5 @@
 //! A runner's figures over time: one series per column, latency p99 and build step, each
-//! record a point judged against the records before it ([`crate::history::compare`]), the
+//! record a point judged against the records before it ([`crate::analysis::history::compare`]), the
 //! changes beyond noise as findings, the series as `data/history.json` and as small SVG line
 //! charts (hand-drawn: a band polygon, a line, marked points; no script).
 
@@ -9,10 +9,10 @@ use std::fmt::Write as _;
 use record::{ColumnId, Record, StepStatus};
 use serde::Serialize;
 
-use crate::history::{FigureKind, HISTORY_WINDOW, Verdict, compare, is_latency_column};
-use crate::html::esc;
-use crate::model::{Dataset, RunnerOverview};
-use crate::stats::{fmt_ns, fmt_sig};
+use crate::analysis::history::{FigureKind, HISTORY_WINDOW, Verdict, compare, is_latency_column};
+use crate::analysis::stats::{fmt_ns, fmt_sig};
+use crate::data::model::{Dataset, RunnerOverview};
+use crate::pages::html::esc;
 
 pub const SCHEMA: &str = "diskbench.site-history/1";
 
@@ -118,7 +118,7 @@ pub fn series(records: &[&Record]) -> Vec<Series> {
     let rank = |s: &Series| match s.kind {
         FigureKind::Column | FigureKind::P99 => (
             if s.kind == FigureKind::Column { 0 } else { 1 },
-            ColumnId::parse(&s.id).map_or(9, crate::model::col_index),
+            ColumnId::parse(&s.id).map_or(9, crate::data::model::col_index),
         ),
         FigureKind::Step => (2, 0),
     };

@@ -12,7 +12,7 @@ use anyhow::Result;
 use record::*;
 use serde_json::Value;
 
-use crate::csv_table::{CsvTable, check_csv_date, stable_id};
+use crate::data::csv_table::{CsvTable, check_csv_date, stable_id};
 
 /// Options beyond the files and the results folder.
 #[derive(Clone, Debug, Default)]
@@ -148,9 +148,9 @@ fn each_record(
                 .unwrap_or_else(|| "fio".into())
         });
         f(fio_record(&text, &source_name, &label).map_err(refused)?)
-    } else if crate::published_timings::is_build_timings(&text) {
-        for r in
-            crate::published_timings::build_timing_records(&text, &source_name).map_err(refused)?
+    } else if crate::data::published_timings::is_build_timings(&text) {
+        for r in crate::data::published_timings::build_timing_records(&text, &source_name)
+            .map_err(refused)?
         {
             f(r)?;
         }

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::{Figure, StepAnalysis, rank};
+use crate::analysis::correlation::{Figure, MIN_RUNNERS, StepAnalysis, rank};
 
 pub(crate) const SCHEMA: &str = "diskbench.site-steps/1";
 
@@ -25,7 +25,7 @@ pub(crate) fn steps_json(steps: &[StepAnalysis]) -> Value {
             "interval": format!("{:.1}% percentile bootstrap over runners (95% for a step's {} figures together, Bonferroni), {} resamples, fixed seed; none where fewer than {:.0}% of resamples define the figure", rank::COVERAGE * 100.0, rank::FIGURES_TESTED, rank::RESAMPLES, rank::MIN_DEFINED_SHARE * 100.0),
             "call": "from the controlled figures, only where the interval lies below zero (qd1-read, sync-write: latency; rand-read, rand-write: throughput at depth; seq-read, seq-write: bandwidth); a disk-only pair (same CPU, disks at least 10x apart in every figure, times within their resolution or 10%) calls not-disk where the ranks made no call or a disk call; an experiment (what_if) outranks both",
             "tie_tolerance": rank::TIE_TOLERANCE,
-            "min_runners": super::MIN_RUNNERS,
+            "min_runners": MIN_RUNNERS,
         },
         "steps": steps.iter().map(step_json).collect::<Vec<_>>(),
     })

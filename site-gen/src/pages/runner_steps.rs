@@ -7,8 +7,8 @@
 use record::{StepResult, StepStatus, what_if_notes};
 use serde_json::{Value, json};
 
-use crate::model::{Dataset, RunnerOverview};
-use crate::stats::{fmt_s, fmt_times};
+use crate::analysis::stats::{fmt_s, fmt_times};
+use crate::data::model::{Dataset, RunnerOverview};
 
 pub(crate) fn steps_view(ds: &Dataset, r: &RunnerOverview) -> Value {
     let Some(rec) = r
@@ -194,7 +194,7 @@ mod tests {
     /// The small fleet, with an experiment on two steps of every run of its first runner that
     /// disagrees with the inferred verdict; returns the first runner's page.
     fn runner_page_with_experiments() -> (String, String) {
-        let fleet = crate::testdata::Fleet::small();
+        let fleet = crate::data::testdata::Fleet::small();
         let mut records = fleet.records();
         let label = records[0].runner.label.clone();
         for r in records.iter_mut().filter(|r| r.runner.label == label) {

@@ -9,13 +9,13 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use tera::Context as TeraContext;
 
+use crate::analysis::correlation::StepAnalysis;
+use crate::analysis::findings::Finding;
+use crate::analysis::stats::{fmt_ns, fmt_s, fmt_sig};
 use crate::charts;
-use crate::content::Page;
-use crate::correlation::StepAnalysis;
-use crate::findings::Finding;
-use crate::model::{Dataset, RunnerOverview, by_class, col_index};
-use crate::stats::{fmt_ns, fmt_s, fmt_sig};
-use crate::theme::Theme;
+use crate::data::model::{Dataset, RunnerOverview, by_class, col_index};
+use crate::pages::content::Page;
+use crate::pages::theme::Theme;
 
 /// Everything shared by all pages.
 pub(crate) struct Site<'a> {
@@ -26,14 +26,14 @@ pub(crate) struct Site<'a> {
     pub findings: &'a [Finding],
     pub steps: &'a [StepAnalysis],
     /// The index's "Pick a runner for your job" answers.
-    pub picks: &'a [crate::pick::JobPick],
+    pub picks: &'a [crate::analysis::pick::JobPick],
     pub skipped: &'a [(PathBuf, String)],
     /// Per column: (lo, hi) of the bar scale.
     pub scales: [Option<(f64, f64)>; 6],
     /// The runners with records on two or more days, over time.
-    pub histories: &'a [crate::timeline::RunnerHistory],
+    pub histories: &'a [crate::analysis::timeline::RunnerHistory],
     /// Changes beyond noise, newest first.
-    pub changes: &'a [crate::timeline::ChangeFinding],
+    pub changes: &'a [crate::analysis::timeline::ChangeFinding],
     /// What the pages left out of a kept record (an unreadable histogram), for stderr.
     pub warnings: &'a std::sync::Mutex<Vec<String>>,
 }
@@ -299,7 +299,7 @@ impl Site<'_> {
     pub(crate) fn runner_page(
         &self,
         r: &RunnerOverview,
-        scratch: &mut crate::hist::Scratch,
+        scratch: &mut crate::data::hist::Scratch,
     ) -> Result<()> {
         let newest = self.ds.record(r.runs[0]);
         let mut ctx = self.base_context("../", &r.label, "runner");
@@ -347,7 +347,7 @@ impl Site<'_> {
                     json!({
                         "date": rec.started_at.replace('T', " ").trim_end_matches('Z').to_string(),
                         "name": t.id,
-                        "settings": crate::import::settings_text(&t.job),
+                        "settings": crate::data::import::settings_text(&t.job),
                         "engine": t.engine.used,
                         "iops": dir.map(|d| fmt_sig(d.iops)).unwrap_or_else(|| "–".into()),
                         "mib_s": dir.map(|d| fmt_sig(d.mib_s)).unwrap_or_else(|| "–".into()),
@@ -372,12 +372,12 @@ impl Site<'_> {
         ctx.insert("cdf_svg", &svg);
         ctx.insert("lat_rows", &lat_rows);
         ctx.insert("merged_runs", &merged_runs);
-        ctx.insert("steps", &crate::runner_steps::steps_view(self.ds, r));
-        let history: Vec<crate::timeline::ChartView> = self
+        ctx.insert("steps", &crate::pages::runner_steps::steps_view(self.ds, r));
+        let history: Vec<crate::analysis::timeline::ChartView> = self
             .histories
             .iter()
             .find(|h| h.slug == r.slug)
-            .map(crate::timeline::charts)
+            .map(crate::analysis::timeline::charts)
             .unwrap_or_default();
         ctx.insert("history", &history);
         self.write(&format!("runners/{}.html", r.slug), "runner.html", &ctx)
@@ -387,14 +387,14 @@ impl Site<'_> {
     fn latency(
         &self,
         r: &RunnerOverview,
-        scratch: &mut crate::hist::Scratch,
+        scratch: &mut crate::data::hist::Scratch,
     ) -> (String, Vec<Value>, usize, Vec<String>) {
         let mut series = Vec::new();
         let mut rows = Vec::new();
         let mut merged_runs = 0;
         let mut unreadable = Vec::new();
         for c in ColumnId::ALL {
-            let mut merger = crate::hist::Merger::default();
+            let mut merger = crate::data::hist::Merger::default();
             for &i in &r.runs {
                 let Some(d) = self.ds.record(i).test(c).and_then(|t| t.main_direction()) else {
                     continue;
@@ -437,7 +437,10 @@ impl Site<'_> {
     /// The step's median time on each runner, fastest first, so a site with too few runners
     /// for a conclusion still shows the times.
     fn step_times(&self, id: &str) -> Vec<Value> {
-        let mut times: Vec<(&crate::model::RunnerOverview, &crate::model::StepFigure)> = self
+        let mut times: Vec<(
+            &crate::data::model::RunnerOverview,
+            &crate::data::model::StepFigure,
+        )> = self
             .ds
             .runners
             .iter()
@@ -460,14 +463,14 @@ impl Site<'_> {
     pub(crate) fn steps_page(&self) -> Result<()> {
         let mut ctx = self.base_context("", "Build steps across runners", "steps");
         let experiments = experiments_by_step(self.ds);
-        let mut steps = crate::steps_view::steps(self.steps);
+        let mut steps = crate::pages::steps_view::steps(self.steps);
         for (view, s) in steps.iter_mut().zip(self.steps) {
             view["times"] = Value::Array(self.step_times(&s.id));
             view["experiments"] = experiments.get(&s.id).cloned().unwrap_or_default().into();
         }
         ctx.insert("steps", &steps);
-        ctx.insert("method", &crate::steps_view::method());
-        ctx.insert("min_runners", &crate::correlation::MIN_RUNNERS);
+        ctx.insert("method", &crate::pages::steps_view::method());
+        ctx.insert("min_runners", &crate::analysis::correlation::MIN_RUNNERS);
         self.write("steps.html", "steps.html", &ctx)
     }
 
@@ -571,7 +574,7 @@ fn class_blurb(c: StorageClass) -> &'static str {
 
 /// A column's job as the suite runs it (from the engine's own job table), then what it is for.
 fn column_job(c: ColumnId) -> String {
-    let settings = crate::import::settings_text(&record::JobSettings::of_column(c, 0));
+    let settings = crate::data::import::settings_text(&record::JobSettings::of_column(c, 0));
     let what_for = match c {
         ColumnId::SeqRead => "Restoring caches, reading images, big artifacts.",
         ColumnId::SeqWrite => "Writing build outputs, docker layers, artifacts.",
@@ -718,7 +721,7 @@ fn experiments_by_step(ds: &Dataset) -> std::collections::BTreeMap<String, Vec<V
                     continue;
                 }
                 seen.push(s.id.clone());
-                let mut v = crate::runner_steps::what_if_view(s, &[]);
+                let mut v = crate::pages::runner_steps::what_if_view(s, &[]);
                 v["runner"] = json!(r.label);
                 v["slug"] = json!(r.slug);
                 out.entry(s.id.clone()).or_default().push(v);
@@ -736,9 +739,9 @@ pub(crate) fn write_file(out: &Path, rel: &str, bytes: &[u8]) -> Result<()> {
     let text = std::str::from_utf8(bytes).ok();
     let cleaned = match text {
         Some(t) if rel.ends_with(".html") || rel.ends_with(".svg") => {
-            Some(crate::html::visible_controls(t))
+            Some(crate::pages::html::visible_controls(t))
         }
-        Some(t) if rel.ends_with(".json") => Some(crate::html::json_controls_escaped(t)),
+        Some(t) if rel.ends_with(".json") => Some(crate::pages::html::json_controls_escaped(t)),
         _ => None,
     };
     let bytes = cleaned.as_ref().map_or(bytes, |t| t.as_bytes());

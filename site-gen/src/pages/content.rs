@@ -47,13 +47,13 @@ pub(crate) fn pages(dir: Option<&Path>) -> Result<Vec<Page>> {
         }
     }
     // Facts that live in code or in the published data come into the pages from there.
-    let facts = crate::page_facts::PageFacts::from_code()?;
+    let facts = crate::pages::page_facts::PageFacts::from_code()?;
     sources
         .into_iter()
         .map(|(name, md)| {
             // A bad placeholder can only come from a `--content` page (the built-in ones are
             // tested), so it is a usage error that names the page.
-            let md = crate::page_facts::expand(&md, &facts).map_err(|e| {
+            let md = crate::pages::page_facts::expand(&md, &facts).map_err(|e| {
                 record::error::usage(format!(
                     "--content: {name}.md: {e}; the report-site page lists the placeholders"
                 ))
