@@ -4,9 +4,9 @@
 
 pub mod compare_report;
 pub(crate) mod content;
+pub(crate) mod facts;
 pub(crate) mod html;
 pub mod job_summary;
-pub(crate) mod page_facts;
 pub(crate) mod render;
 pub(crate) mod runner_steps;
 pub(crate) mod runners_json;

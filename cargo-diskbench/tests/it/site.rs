@@ -914,7 +914,7 @@ fn a_content_page_with_an_unknown_placeholder_is_refused_before_writing() {
     assert_eq!(run.status.code(), Some(2));
     let err = String::from_utf8_lossy(&run.stderr);
     assert!(
-        err.contains("--content: notes.md") && err.contains("unknown placeholder \"class_rulez\""),
+        err.contains("--content: notes.md") && err.contains("Unknown function `class_rulez`"),
         "{err}"
     );
     assert!(!out.exists(), "nothing is written on bad input");

@@ -1,10 +1,12 @@
 //! The site's written pages: `content/*.md` rendered with pulldown-cmark (tables, footnotes,
-//! heading ids), embedded at build time and overridable from a folder. `{{ name(...) }}`
-//! placeholders are filled from the code's tables first (see `page_facts`).
+//! heading ids), embedded at build time and overridable from a folder. A page's
+//! `{{ name(...) }}` calls are tera functions filled from the code's tables first (see
+//! [`crate::pages::facts`]).
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use crate::pages::facts;
 use anyhow::{Context, Result};
 use pulldown_cmark::{CowStr, Event, HeadingLevel, Options, Parser, Tag, TagEnd, html};
 
@@ -47,13 +49,13 @@ pub(crate) fn pages(dir: Option<&Path>) -> Result<Vec<Page>> {
         }
     }
     // Facts that live in code or in the published data come into the pages from there.
-    let facts = crate::pages::page_facts::PageFacts::from_code()?;
+    let tera = facts::tera(facts::PageFacts::from_code()?);
     sources
         .into_iter()
         .map(|(name, md)| {
             // A bad placeholder can only come from a `--content` page (the built-in ones are
             // tested), so it is a usage error that names the page.
-            let md = crate::pages::page_facts::expand(&md, &facts).map_err(|e| {
+            let md = fill(&tera, &md).map_err(|e| {
                 record::error::usage(format!(
                     "--content: {name}.md: {e}; the report-site page lists the placeholders"
                 ))
@@ -67,6 +69,12 @@ pub(crate) fn pages(dir: Option<&Path>) -> Result<Vec<Page>> {
             })
         })
         .collect()
+}
+
+/// A page's Markdown with its function calls replaced by what they return (Markdown too, so
+/// nothing is escaped).
+pub(crate) fn fill(tera: &tera::Tera, md: &str) -> tera::TeraResult<String> {
+    tera.render_str(md, &tera::Context::new(), false)
 }
 
 /// A heading's text as an id: lower case, `[a-z0-9-]`.
