@@ -1,37 +1,24 @@
-//! Charts drawn with plotters into SVG strings that the pages inline (so CSS can restyle text
-//! and grid for dark mode). No fonts are loaded: text is SVG `<text>`, laid out by the browser.
+//! A runner's latency distribution: one CDF line per column on a log latency axis.
 
-use anyhow::{Result, anyhow};
-#[cfg(test)]
-use base64::Engine as _;
+use std::fmt::Write as _;
+
 use hdrhistogram::Histogram as HdrHistogram;
-#[cfg(test)]
-use hdrhistogram::serialization::Deserializer;
-use plotters::prelude::*;
 use record::ColumnId;
 
+use super::{Axis, in_range, open};
+
 /// One colour per column, readable on light and dark backgrounds.
-pub(crate) const COLUMN_COLOURS: [(u8, u8, u8); 6] = [
-    (37, 99, 235),  // seq-read: blue
-    (124, 58, 237), // seq-write: violet
-    (5, 150, 105),  // rand-read: green
-    (217, 119, 6),  // rand-write: amber
-    (220, 38, 38),  // qd1-read: red
-    (219, 39, 119), // sync-write: pink
+const COLUMN_COLOURS: [&str; 6] = [
+    "#2563eb", // seq-read: blue
+    "#7c3aed", // seq-write: violet
+    "#059669", // rand-read: green
+    "#d97706", // rand-write: amber
+    "#dc2626", // qd1-read: red
+    "#db2777", // sync-write: pink
 ];
 
-pub(crate) fn column_colour_css(c: ColumnId) -> String {
-    let (r, g, b) = COLUMN_COLOURS[crate::data::model::col_index(c)];
-    format!("#{r:02x}{g:02x}{b:02x}")
-}
-
-/// Decode a stored histogram (base64 of HDR V2 + deflate).
-#[cfg(test)]
-pub(crate) fn decode_hist(b64: &str, de: &mut Deserializer) -> Option<HdrHistogram<u64>> {
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(b64.trim())
-        .ok()?;
-    de.deserialize(&mut bytes.as_slice()).ok()
+pub(crate) fn column_colour_css(c: ColumnId) -> &'static str {
+    COLUMN_COLOURS[crate::data::model::col_index(c)]
 }
 
 /// The quantiles a CDF is drawn through: dense in the body, and out into the tail.
@@ -53,94 +40,15 @@ pub(crate) fn cdf_points(h: &HdrHistogram<u64>) -> Vec<(f64, f64)> {
         .collect()
 }
 
-fn err(e: impl std::fmt::Display) -> anyhow::Error {
-    anyhow!("drawing a chart: {e}")
-}
-
-const AXIS_GREY: RGBColor = RGBColor(128, 128, 128);
-
-/// Latency CDFs on a log axis, one line per column.
-pub(crate) fn cdf_svg(series: &[(ColumnId, Vec<(f64, f64)>)]) -> Result<String> {
-    let series: Vec<(ColumnId, Vec<(f64, f64)>)> = series
-        .iter()
-        .map(|(c, p)| {
-            // Only latency (x) is on a log axis; the percent (y) may be 0.
-            let pts = p
-                .iter()
-                .copied()
-                .filter(|&(x, y)| plottable(&[(x, 1.0)]).1 == 0 && y.is_finite())
-                .collect();
-            (*c, pts)
-        })
-        .collect();
-    let series = series.as_slice();
-    let lo = series
-        .iter()
-        .flat_map(|(_, p)| p.iter().map(|x| x.0))
-        .fold(f64::INFINITY, f64::min);
-    let hi = series
-        .iter()
-        .flat_map(|(_, p)| p.iter().map(|x| x.0))
-        .fold(0.0, f64::max);
-    if !(lo.is_finite() && hi > 0.0) {
-        return Err(anyhow!("no latency data"));
-    }
-    let (lo, hi) = nice_log_range(lo, hi);
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (960, 400)).into_drawing_area();
-        let mut chart = ChartBuilder::on(&root)
-            .margin(12)
-            .x_label_area_size(48)
-            .y_label_area_size(64)
-            .build_cartesian_2d((lo..hi).log_scale(), 0f64..100f64)
-            .map_err(err)?;
-        chart
-            .configure_mesh()
-            .x_desc("latency, issue to completion (log scale)")
-            .y_desc("% of operations at or below")
-            .x_label_formatter(&|v| axis_ns(*v))
-            .y_label_formatter(&|v| format!("{v:.0}%"))
-            .label_style(("sans-serif", 17).into_font().color(&AXIS_GREY))
-            .axis_desc_style(("sans-serif", 17).into_font().color(&AXIS_GREY))
-            .axis_style(AXIS_GREY)
-            .bold_line_style(AXIS_GREY.mix(0.25))
-            .light_line_style(AXIS_GREY.mix(0.08))
-            .draw()
-            .map_err(err)?;
-        for (c, pts) in series {
-            let (r, g, b) = COLUMN_COLOURS[crate::data::model::col_index(*c)];
-            chart
-                .draw_series(LineSeries::new(
-                    pts.iter().copied(),
-                    RGBColor(r, g, b).stroke_width(2),
-                ))
-                .map_err(err)?;
-        }
-        root.present().map_err(err)?;
-    }
-    Ok(responsive(svg, "Latency distribution"))
-}
-
-/// The smallest and largest figure a chart axis takes. Records are checked for negative and
-/// non-finite figures when loaded, but a finite figure can still be absurd (1e308, 5e-324):
-/// plotters' log axis then walks hundreds of decades (or never ends), so every chart gets only
-/// points inside this range and says how many it left out.
-pub(crate) const PLOT_MIN: f64 = 1e-6;
-pub(crate) const PLOT_MAX: f64 = 1e12;
-
-/// The points with both coordinates finite and inside [`PLOT_MIN`]..=[`PLOT_MAX`], and how
-/// many were left out.
-pub(crate) fn plottable(points: &[(f64, f64)]) -> (Vec<(f64, f64)>, usize) {
-    let ok = |v: f64| v.is_finite() && (PLOT_MIN..=PLOT_MAX).contains(&v);
-    let kept: Vec<(f64, f64)> = points
-        .iter()
-        .copied()
-        .filter(|&(x, y)| ok(x) && ok(y))
-        .collect();
-    let left_out = points.len() - kept.len();
-    (kept, left_out)
-}
+const W: f64 = 960.0;
+const H: f64 = 400.0;
+/// The plot area inside the labels.
+const LEFT: f64 = 76.0;
+const RIGHT: f64 = 947.0;
+const TOP: f64 = 12.0;
+const BOTTOM: f64 = 339.0;
+const GREY: &str = "#808080";
+const FONT: &str = "font-family=\"sans-serif\" font-size=\"14\"";
 
 /// Axis labels: "10 µs", "1 ms", "100 ns" (no trailing zeros).
 fn axis_ns(ns: f64) -> String {
@@ -160,48 +68,123 @@ fn axis_ns(ns: f64) -> String {
 
 /// A log range padded to whole-ish decades around [lo, hi].
 fn nice_log_range(lo: f64, hi: f64) -> (f64, f64) {
-    let lo = lo.clamp(PLOT_MIN, PLOT_MAX);
-    let hi = hi.clamp(lo, PLOT_MAX);
+    let lo = lo.clamp(super::PLOT_MIN, super::PLOT_MAX);
+    let hi = hi.clamp(lo, super::PLOT_MAX);
     let hi = hi.max(lo * 1.01);
     let l = 10f64.powf((lo.log10() - 0.05).floor().min(lo.log10() - 0.1));
     let h = 10f64.powf(hi.log10() + 0.1);
     (l, h)
 }
 
-/// Make the fixed-size SVG scale with its container and give it an accessible name.
-fn responsive(svg: String, title: &str) -> String {
-    let svg = svg.replacen(
-        "<svg ",
-        &format!(
-            "<svg role=\"img\" aria-label=\"{}\" preserveAspectRatio=\"xMidYMid meet\" class=\"chart\" ",
-            crate::pages::html::esc(title)
-        ),
-        1,
-    );
-    // Plotters writes width/height attributes; keep the viewBox and let CSS size it.
-    strip_size_attrs(&svg)
-}
-
-fn strip_size_attrs(svg: &str) -> String {
-    let end = svg.find('>').unwrap_or(0);
-    let (head, rest) = svg.split_at(end);
-    let mut head = head.to_string();
-    for attr in ["width", "height"] {
-        let pat = format!(" {attr}=\"");
-        if let Some(start) = head.find(&pat) {
-            let value_start = start + pat.len();
-            if let Some(len) = head[value_start..].find('"') {
-                head.replace_range(start..value_start + len + 1, "");
+/// Latency CDFs on a log axis, one line per column (None: no latency to draw).
+pub(crate) fn cdf_svg(series: &[(ColumnId, Vec<(f64, f64)>)]) -> Option<String> {
+    // Only latency (x) is on a log axis; the percent (y) may be 0.
+    let series: Vec<(ColumnId, Vec<(f64, f64)>)> = series
+        .iter()
+        .map(|(c, p)| {
+            let pts = p
+                .iter()
+                .copied()
+                .filter(|&(x, y)| in_range(x) && y.is_finite())
+                .collect();
+            (*c, pts)
+        })
+        .collect();
+    let xs = || series.iter().flat_map(|(_, p)| p.iter().map(|x| x.0));
+    let lo = xs().fold(f64::INFINITY, f64::min);
+    let hi = xs().fold(0.0, f64::max);
+    if !(lo.is_finite() && hi > 0.0) {
+        return None;
+    }
+    let (lo, hi) = nice_log_range(lo, hi);
+    let x = Axis {
+        lo,
+        hi,
+        log: true,
+        from: LEFT,
+        to: RIGHT,
+    };
+    let y = Axis {
+        lo: 0.0,
+        hi: 100.0,
+        log: false,
+        from: BOTTOM,
+        to: TOP,
+    };
+    let mut svg = open("chart", "Latency distribution", W, H);
+    let line = |svg: &mut String, opacity: f64, (x1, y1, x2, y2): (f64, f64, f64, f64)| {
+        let _ = write!(
+            svg,
+            "<line opacity=\"{opacity}\" stroke=\"{GREY}\" x1=\"{x1:.0}\" y1=\"{y1:.0}\" x2=\"{x2:.0}\" y2=\"{y2:.0}\"/>"
+        );
+    };
+    // The grid: every 1..9 x 10^k faint, each decade and each 10% stronger and labelled. A
+    // range inside one decade also labels 2x and 5x, so the axis never has a single label.
+    let decades = (lo.log10().ceil() as i32..=hi.log10().floor() as i32).count();
+    for k in lo.log10().floor() as i32..=hi.log10().ceil() as i32 {
+        for m in 1..10 {
+            let v = f64::from(m) * 10f64.powi(k);
+            if !(lo..=hi).contains(&v) {
+                continue;
+            }
+            let px = x.at(v);
+            line(
+                &mut svg,
+                if m == 1 { 0.25 } else { 0.08 },
+                (px, BOTTOM, px, TOP),
+            );
+            if m == 1 || (decades < 2 && (m == 2 || m == 5)) {
+                let _ = write!(
+                    svg,
+                    "<text x=\"{px:.0}\" y=\"{:.0}\" text-anchor=\"middle\" {FONT} fill=\"{GREY}\">{}</text>",
+                    BOTTOM + 26.0,
+                    axis_ns(v)
+                );
             }
         }
     }
-    head + rest
+    for pct in (0..=100).step_by(10) {
+        let py = y.at(f64::from(pct));
+        line(&mut svg, 0.25, (LEFT, py, RIGHT, py));
+        let _ = write!(
+            svg,
+            "<text x=\"{:.0}\" y=\"{:.0}\" text-anchor=\"end\" {FONT} fill=\"{GREY}\">{pct}%</text>",
+            LEFT - 10.0,
+            py + 5.0
+        );
+    }
+    line(&mut svg, 1.0, (LEFT, BOTTOM, LEFT, TOP));
+    line(&mut svg, 1.0, (LEFT, BOTTOM, RIGHT, BOTTOM));
+    let _ = write!(
+        svg,
+        "<text x=\"{:.0}\" y=\"{:.0}\" text-anchor=\"middle\" {FONT} fill=\"{GREY}\">latency, issue to completion (log scale)</text>\
+         <text x=\"22\" y=\"{mid:.0}\" text-anchor=\"middle\" {FONT} fill=\"{GREY}\" transform=\"rotate(270, 22, {mid:.0})\">% of operations at or below</text>",
+        (LEFT + RIGHT) / 2.0,
+        H - 8.0,
+        mid = (TOP + BOTTOM) / 2.0
+    );
+    for (c, pts) in &series {
+        let points: Vec<String> = pts
+            .iter()
+            .map(|&(ns, pct)| format!("{:.0},{:.0}", x.at(ns), y.at(pct)))
+            .collect();
+        let _ = write!(
+            svg,
+            "<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\" points=\"{}\"><title>{}</title></polyline>",
+            column_colour_css(*c),
+            points.join(" "),
+            c.as_str()
+        );
+    }
+    svg.push_str("</svg>");
+    Some(svg)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hdrhistogram::serialization::{Serializer as _, V2DeflateSerializer};
+    use base64::Engine as _;
+    use hdrhistogram::serialization::{Deserializer, Serializer as _, V2DeflateSerializer};
 
     #[test]
     fn cdf_from_a_recorded_histogram() {
@@ -212,45 +195,51 @@ mod tests {
         let mut buf = Vec::new();
         V2DeflateSerializer::new().serialize(&h, &mut buf).unwrap();
         let b64 = base64::engine::general_purpose::STANDARD.encode(buf);
-        let back = decode_hist(&b64, &mut Deserializer::new()).unwrap();
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(&b64)
+            .unwrap();
+        let back: HdrHistogram<u64> = Deserializer::new()
+            .deserialize(&mut bytes.as_slice())
+            .unwrap();
         assert_eq!(back.len(), 1000);
         let pts = cdf_points(&back);
         assert!(pts.windows(2).all(|w| w[0].0 <= w[1].0 && w[0].1 <= w[1].1));
         let p50 = pts.iter().find(|p| (p.1 - 49.0).abs() < 0.5).unwrap().0;
         assert!((480_000.0..=510_000.0).contains(&p50), "{p50}");
         let svg = cdf_svg(&[(ColumnId::Qd1Read, pts)]).unwrap();
-        assert!(svg.starts_with("<svg role=\"img\""));
+        assert!(svg.starts_with("<svg role=\"img\" aria-label=\"Latency distribution\""));
         assert!(svg.contains("viewBox"));
         assert!(!svg[..svg.find('>').unwrap()].contains(" width=\""));
-        assert!(decode_hist("not base64!", &mut Deserializer::new()).is_none());
+        // Decades labelled where the data is (1 µs to 1 ms here), the line named.
+        assert!(
+            svg.contains(">10 µs</text>") && svg.contains(">100 µs</text>"),
+            "{svg}"
+        );
+        assert!(svg.contains(">50%</text>") && svg.contains("<title>qd1-read</title>"));
     }
 
     #[test]
     fn absurd_figures_are_left_out_not_drawn() {
-        // The pair that sent the log-scale scatter into an endless loop, and its cousins.
-        for pts in [
-            vec![(1e308, 10.0), (5e-324, 12.0)],
-            vec![(1e308, 10.0), (5e-324, 12.0), (300.0, 11.0), (3000.0, 14.0)],
-            vec![
-                (f64::MAX, f64::MAX),
-                (f64::MIN_POSITIVE, 1.0),
-                (100.0, 1e300),
-            ],
-            vec![
-                (0.0, 0.0),
-                (-1.0, 5.0),
-                (f64::NAN, 1.0),
-                (f64::INFINITY, 1.0),
-            ],
-        ] {
-            let (kept, left_out) = plottable(&pts);
-            assert_eq!(kept.len() + left_out, pts.len());
-            assert!(
-                kept.iter().all(|&(x, y)| (PLOT_MIN..=PLOT_MAX).contains(&x)
-                    && (PLOT_MIN..=PLOT_MAX).contains(&y)),
-                "{kept:?}"
-            );
-        }
-        assert!(cdf_svg(&[(ColumnId::Qd1Read, vec![(1e308, 50.0), (5e-324, 99.0)])]).is_err());
+        // The pair that sent a log-scale axis into an endless loop, and its cousins.
+        let absurd = [
+            (1e308, 10.0),
+            (5e-324, 12.0),
+            (f64::MAX, 50.0),
+            (0.0, 60.0),
+            (-1.0, 70.0),
+            (f64::NAN, 80.0),
+            (f64::INFINITY, 90.0),
+        ];
+        assert!(cdf_svg(&[(ColumnId::Qd1Read, absurd.to_vec())]).is_none());
+        let mut mixed = absurd.to_vec();
+        mixed.extend([(300.0, 11.0), (3000.0, 14.0)]);
+        let svg = cdf_svg(&[(ColumnId::Qd1Read, mixed)]).unwrap();
+        let line = &svg[svg.find("<polyline").unwrap()..];
+        let points = &line[line.find("points=\"").unwrap() + 8..];
+        assert_eq!(
+            points[..points.find('"').unwrap()].split(' ').count(),
+            2,
+            "{svg}"
+        );
     }
 }

@@ -55,7 +55,7 @@ struct ColumnHead {
     id: &'static str,
     title: &'static str,
     unit: &'static str,
-    colour: String,
+    colour: &'static str,
 }
 
 fn column_heads() -> Vec<ColumnHead> {
@@ -373,11 +373,11 @@ impl Site<'_> {
         ctx.insert("lat_rows", &lat_rows);
         ctx.insert("merged_runs", &merged_runs);
         ctx.insert("steps", &crate::pages::runner_steps::steps_view(self.ds, r));
-        let history: Vec<crate::analysis::timeline::ChartView> = self
+        let history: Vec<crate::charts::history::ChartView> = self
             .histories
             .iter()
             .find(|h| h.slug == r.slug)
-            .map(crate::analysis::timeline::charts)
+            .map(crate::charts::history::charts)
             .unwrap_or_default();
         ctx.insert("history", &history);
         self.write(&format!("runners/{}.html", r.slug), "runner.html", &ctx)
