@@ -15,6 +15,7 @@ pub use analysis::{correlation, history};
 use analysis::{findings, pick, timeline};
 use data::{hist, model};
 pub use data::{import, merge, testdata};
+pub use pages::facts::{CommandDoc, OptionDoc};
 pub use pages::{compare_report, job_summary, site_folder};
 use pages::{content, render, runners_json, theme};
 
@@ -33,6 +34,9 @@ pub struct SiteOptions {
     pub window_days: Option<u32>,
     /// A folder of `*.md` pages laid over the built-in `content/` pages.
     pub content: Option<PathBuf>,
+    /// The CLI's commands and options, made from its command definition, for the options
+    /// page (empty: the page points to `--help` instead of listing them).
+    pub commands: Vec<CommandDoc>,
 }
 
 /// What was built.
@@ -111,7 +115,7 @@ pub fn build_site(opts: &SiteOptions) -> Result<SiteReport> {
     }
     // Everything that can fail on bad input is checked before the output folder is touched.
     let theme = theme::load(opts.theme.as_deref())?;
-    let pages = content::pages(opts.content.as_deref())?;
+    let pages = content::pages(opts.content.as_deref(), &opts.commands)?;
     record::cancel::check()?;
     let folder = site_folder::SiteFolder::prepare(&opts.out, &opts.results)?;
     drop_duplicate_ids(&mut loaded);

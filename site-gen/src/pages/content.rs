@@ -25,7 +25,7 @@ pub(crate) struct Page {
 }
 
 /// The built-in pages, then any `*.md` in `dir` (a page of the same name replaces the built-in one).
-pub(crate) fn pages(dir: Option<&Path>) -> Result<Vec<Page>> {
+pub(crate) fn pages(dir: Option<&Path>, commands: &[facts::CommandDoc]) -> Result<Vec<Page>> {
     let mut sources: BTreeMap<String, String> = embedded::PAGES
         .iter()
         .map(|(n, s)| (n.to_string(), s.to_string()))
@@ -49,7 +49,7 @@ pub(crate) fn pages(dir: Option<&Path>) -> Result<Vec<Page>> {
         }
     }
     // Facts that live in code or in the published data come into the pages from there.
-    let tera = facts::tera(facts::PageFacts::from_code()?);
+    let tera = facts::tera(facts::PageFacts::from_code(commands)?);
     sources
         .into_iter()
         .map(|(name, md)| {
@@ -191,7 +191,7 @@ mod tests {
 
     #[test]
     fn built_in_pages_include_the_guide_and_methodology() {
-        let pages = pages(None).unwrap();
+        let pages = pages(None, &[]).unwrap();
         for name in ["columns", "methodology"] {
             let p = pages.iter().find(|p| p.name == name).expect(name);
             assert!(p.html.len() > 2000, "{name} is too short");

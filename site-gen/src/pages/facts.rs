@@ -31,6 +31,8 @@ pub(crate) enum FactError {
     UnknownColumn(String),
     #[error("give class=\"...\" (a storage class) or provider=\"...\"")]
     NoClassNorProvider,
+    #[error("unknown command {0:?}: give one of the CLI's commands, e.g. run")]
+    UnknownCommand(String),
     #[error("path {0:?}: give a path inside the repository, e.g. docs/CONTRACT.md")]
     OutsideRepository(String),
 }
@@ -48,6 +50,30 @@ pub(crate) const PUBLISHED_HARDWARE_CSV: (&str, &str) = (
     include_str!("../../published/hardware-node-runners-2026-10-08.csv"),
 );
 
+/// A command of the CLI as the options page shows it. The CLI makes these from its own clap
+/// definition ([`crate::SiteOptions::commands`]), so the page lists what `--help` lists.
+#[derive(Clone, Debug, Default)]
+pub struct CommandDoc {
+    /// The command's name, e.g. `run`.
+    pub name: String,
+    /// What it does, in one line.
+    pub about: String,
+    /// Its options, in the order `--help` lists them (empty: a command whose options are not
+    /// clap's, such as `fio`'s, documented by its page section instead).
+    pub options: Vec<OptionDoc>,
+}
+
+/// One option of a command.
+#[derive(Clone, Debug, Default)]
+pub struct OptionDoc {
+    /// Every spelling, the first with its value: `-q`, `--quiet`; `--dir DIR`.
+    pub names: Vec<String>,
+    /// The value used without it, as `--help` shows it (None: none, or the help says).
+    pub default: Option<String>,
+    /// The help text.
+    pub help: String,
+}
+
 /// Everything the placeholders draw on. [`PageFacts::from_code`] takes the code's own tables;
 /// tests build variations (a row removed or added) and see the page follow.
 #[derive(Clone)]
@@ -60,12 +86,14 @@ pub(crate) struct PageFacts<'a> {
     /// The hardware rows of [`PUBLISHED_HARDWARE_CSV`] (for `provider=`).
     pub published_hardware: Vec<Record>,
     pub ceilings: Vec<record::ceiling::ClassCeiling>,
+    /// The CLI's commands, for `commands()` and `options(command=...)`.
+    pub commands: Vec<CommandDoc>,
 }
 
 impl PageFacts<'static> {
     /// The code's tables and the shipped published figures. Fails only when interrupted while
     /// the figures are read (the shipped CSV itself is tested to parse).
-    pub(crate) fn from_code() -> anyhow::Result<Self> {
+    pub(crate) fn from_code(commands: &[CommandDoc]) -> anyhow::Result<Self> {
         let published = crate::data::import::csv_records(PUBLISHED_CSV.1, PUBLISHED_CSV.0)
             .map_err(|e| {
                 record::cancel::check()
@@ -87,6 +115,7 @@ impl PageFacts<'static> {
             columns: ColumnId::ALL.map(|c| (c, c.settings())).to_vec(),
             published,
             ceilings: record::ceiling::CLASS_CEILINGS.to_vec(),
+            commands: commands.to_vec(),
         })
     }
 }
@@ -121,6 +150,14 @@ pub(crate) const PLACEHOLDERS: &[(&str, &str)] = &[
     (
         "repo_link(path=\"docs/CONTRACT.md\")",
         "a link to a file of the project's repository (optional `text`)",
+    ),
+    (
+        "commands()",
+        "the CLI's commands, each with what it does, from its command definition",
+    ),
+    (
+        "options(command=\"site\")",
+        "a command's options, each with its default and help, from the CLI's command definition",
     ),
     ("placeholders()", "this table"),
 ];
@@ -158,6 +195,12 @@ struct RepoLinkArgs {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct NoArgs {}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OptionsArgs {
+    command: String,
+}
 
 /// Arguments of a function call, refused by name when one is unknown or missing.
 fn args<'a, T: Deserialize<'a>>(kwargs: &'a Kwargs) -> tera::TeraResult<T> {
@@ -236,6 +279,15 @@ pub(crate) fn tera(facts: PageFacts<'static>) -> Tera {
             (None, None) => Err(FactError::NoClassNorProvider),
         })
     });
+    let f = facts.clone();
+    tera.register_function("commands", move |k: Kwargs, _: &tera::State<'_>| {
+        args::<NoArgs>(&k).map(|_| commands(&f.commands))
+    });
+    let f = facts.clone();
+    tera.register_function("options", move |k: Kwargs, _: &tera::State<'_>| {
+        let a: OptionsArgs = args(&k)?;
+        fact(options(&f.commands, &a.command))
+    });
     let f = facts;
     tera.register_function("published_spread", move |k: Kwargs, _: &tera::State<'_>| {
         let a: SpreadArgs = args(&k)?;
@@ -311,6 +363,44 @@ pub(crate) fn placeholders(list: &[(&str, &str)]) -> String {
         ));
     }
     md
+}
+
+/// The CLI's commands, each linked to its section of the page.
+pub(crate) fn commands(commands: &[CommandDoc]) -> String {
+    let mut md = String::from("| command | what it does |\n|---|---|\n");
+    for c in commands {
+        md.push_str(&format!(
+            "| [`{0}`](#{0}) | {1} |\n",
+            c.name,
+            cell(&c.about)
+        ));
+    }
+    md
+}
+
+/// A command's options as a table: each spelling, the default `--help` shows, the help.
+pub(crate) fn options(commands: &[CommandDoc], command: &str) -> Result<String, FactError> {
+    if commands.is_empty() {
+        // A site rendered without the CLI (the library alone) still says where the list is.
+        return Ok(format!(
+            "`cargo diskbench {command} --help` lists the options.\n"
+        ));
+    }
+    let c = commands
+        .iter()
+        .find(|c| c.name == command)
+        .ok_or_else(|| FactError::UnknownCommand(command.into()))?;
+    let mut md = String::from("| option | default | meaning |\n|---|---|---|\n");
+    for o in &c.options {
+        let names: Vec<String> = o.names.iter().map(|n| format!("`{}`", cell(n))).collect();
+        md.push_str(&format!(
+            "| {} | {} | {} |\n",
+            names.join(", "),
+            o.default.as_deref().map(cell).unwrap_or_default(),
+            cell(&o.help)
+        ));
+    }
+    Ok(md)
 }
 
 /// The mount options the record flags as changing what `fdatasync` costs.
@@ -530,7 +620,7 @@ mod tests {
     use record::storage_rules::{DISK_RULES, DiskTest, FS_RULES};
 
     fn page(name: &str) -> String {
-        crate::pages::content::pages(None)
+        crate::pages::content::pages(None, &[])
             .unwrap()
             .into_iter()
             .find(|p| p.name == name)
@@ -569,7 +659,7 @@ mod tests {
 
     #[test]
     fn removing_or_adding_a_class_rule_changes_the_table() {
-        let facts = PageFacts::from_code().unwrap();
+        let facts = PageFacts::from_code(&[]).unwrap();
         let full = class_rules(&facts.fs_rules, &facts.disk_rules);
         let without_ebs: Vec<&DiskRule> = facts
             .disk_rules
@@ -608,7 +698,7 @@ mod tests {
                 .trim_end_matches("</p>");
             assert!(html.contains(basis), "{} not on the page", r.basis);
         }
-        let mut facts = PageFacts::from_code().unwrap();
+        let mut facts = PageFacts::from_code(&[]).unwrap();
         let gone = facts.ceilings.remove(0);
         let md = expand("{{ cache_ceilings() }}", &facts).unwrap();
         assert!(!md.contains(gone.basis), "{md}");
@@ -639,7 +729,7 @@ mod tests {
 
     #[test]
     fn column_settings_and_the_auto_engine_come_from_the_suite() {
-        let facts = PageFacts::from_code().unwrap();
+        let facts = PageFacts::from_code(&[]).unwrap();
         let md = column_settings(&facts.columns);
         // qd1-read: 4 KiB random reads, one job, depth 1, psync under auto on a disk,
         // libaio (the published harness's path) on tmpfs and psync on ramfs (no O_DIRECT).
@@ -682,7 +772,7 @@ mod tests {
 
     #[test]
     fn published_figures_are_computed_from_the_shipped_csv() {
-        let facts = PageFacts::from_code().unwrap();
+        let facts = PageFacts::from_code(&[]).unwrap();
         let nvme_sync_p99 = published(
             &facts.published,
             StorageClass::LocalNvme,
@@ -740,7 +830,7 @@ mod tests {
 
     #[test]
     fn placeholders_expand_and_bad_ones_say_which() {
-        let facts = PageFacts::from_code().unwrap();
+        let facts = PageFacts::from_code(&[]).unwrap();
         let md = expand("a {{ published(class=\"tmpfs\", column=\"qd1-read\", figure=\"mean\", stat=\"rows\") }} b", &facts).unwrap();
         assert_eq!(md, "a 8 b");
         let err = expand("{{ nope() }}", &facts).unwrap_err();
@@ -793,7 +883,7 @@ mod tests {
     /// a `## Sources {#sources}` section too.)
     #[test]
     fn every_built_in_page_has_a_sources_section() {
-        for p in crate::pages::content::pages(None).unwrap() {
+        for p in crate::pages::content::pages(None, &[]).unwrap() {
             assert!(
                 p.html.contains("<h2 id=\"sources\">Sources</h2>"),
                 "content/{}.md has no Sources section",
@@ -805,7 +895,7 @@ mod tests {
     /// The guide says memory does "more than a thousand times" the synced writes of EBS.
     #[test]
     fn the_guides_thousand_times_claim_holds_on_the_published_rows() {
-        let facts = PageFacts::from_code().unwrap();
+        let facts = PageFacts::from_code(&[]).unwrap();
         let median = |class| {
             published(
                 &facts.published,
@@ -858,7 +948,7 @@ mod tests {
 
     #[test]
     fn every_placeholder_example_expands_and_is_listed() {
-        let facts = PageFacts::from_code().unwrap();
+        let facts = PageFacts::from_code(&[]).unwrap();
         for (call, _) in PLACEHOLDERS {
             let md = expand(&format!("{{{{ {call} }}}}"), &facts)
                 .unwrap_or_else(|e| panic!("{call}: {e}"));
@@ -882,7 +972,7 @@ mod tests {
             REPOSITORY.starts_with("https://github.com/"),
             "{REPOSITORY}"
         );
-        let facts = PageFacts::from_code().unwrap();
+        let facts = PageFacts::from_code(&[]).unwrap();
         let md = expand("{{ repo_link(path=\"docs/CONTRACT.md\") }}", &facts).unwrap();
         assert_eq!(
             md,
