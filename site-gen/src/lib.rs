@@ -49,6 +49,9 @@ pub struct SiteReport {
     /// What the site left out of a record it kept (an unreadable histogram), one line each,
     /// naming the record's file; the pages say it too.
     pub warnings: Vec<String>,
+    /// When each stage ended, in seconds from the start (the CLI prints them with
+    /// `DISKBENCH_SITE_TIMING` set).
+    pub timings: Vec<(&'static str, f64)>,
 }
 
 /// Records that share an id are one run copied twice (a results folder merged by hand, an
@@ -91,13 +94,9 @@ fn drop_duplicate_ids(loaded: &mut record::load::Loaded) {
 
 /// Build the site: load, aggregate, analyse, render. The results folder is only read.
 pub fn build_site(opts: &SiteOptions) -> Result<SiteReport> {
-    let timing = std::env::var_os("DISKBENCH_SITE_TIMING").is_some();
     let t0 = std::time::Instant::now();
-    let lap = |what: &str| {
-        if timing {
-            eprintln!("timing: {what} at {:.3} s", t0.elapsed().as_secs_f64());
-        }
-    };
+    let mut timings = Vec::new();
+    let mut lap = |what: &'static str| timings.push((what, t0.elapsed().as_secs_f64()));
     let mut loaded = record::load::load_dir(&opts.results)?;
     lap("loaded");
     if opts.strict && !loaded.skipped.is_empty() {
@@ -195,6 +194,7 @@ pub fn build_site(opts: &SiteOptions) -> Result<SiteReport> {
         skipped: loaded.skipped,
         pages: written,
         warnings,
+        timings,
     })
 }
 

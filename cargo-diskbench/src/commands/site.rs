@@ -132,6 +132,11 @@ pub fn exec(args: SiteArgs) -> Result<()> {
         let line = format!("warning: left out {}: {why}", path.display());
         eprintln!("{}", crate::output::terminal_safe(&line));
     }
+    if std::env::var_os("DISKBENCH_SITE_TIMING").is_some() {
+        for (what, s) in &report.timings {
+            eprintln!("timing: {what} at {s:.3} s");
+        }
+    }
     for w in &report.warnings {
         eprintln!("{}", crate::output::terminal_safe(&format!("warning: {w}")));
     }
