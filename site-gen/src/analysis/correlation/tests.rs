@@ -411,7 +411,10 @@ fn a_disk_only_pair_with_equal_times_decides_not_the_disk() {
         "{}",
         s.conclusion
     );
-    let j = crate::pages::steps_json::steps_json(std::slice::from_ref(&s));
+    let j = serde_json::to_value(crate::pages::steps_json::steps_json(std::slice::from_ref(
+        &s,
+    )))
+    .unwrap();
     assert_eq!(j["steps"][0]["follows"], "not-disk");
     assert_eq!(j["steps"][0]["by"], "disk-only-pair");
     assert_eq!(j["steps"][0]["disk_only_pair"]["reading"], "not-disk");
