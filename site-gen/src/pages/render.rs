@@ -465,8 +465,8 @@ impl Site<'_> {
         let experiments = experiments_by_step(self.ds);
         let mut steps = crate::pages::steps_view::steps(self.steps);
         for (view, s) in steps.iter_mut().zip(self.steps) {
-            view["times"] = Value::Array(self.step_times(&s.id));
-            view["experiments"] = experiments.get(&s.id).cloned().unwrap_or_default().into();
+            view.times = self.step_times(&s.id);
+            view.experiments = experiments.get(&s.id).cloned().unwrap_or_default();
         }
         ctx.insert("steps", &steps);
         ctx.insert("method", &crate::pages::steps_view::method());
