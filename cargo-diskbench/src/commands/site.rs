@@ -49,6 +49,8 @@ pub fn command_docs() -> Vec<site_gen::CommandDoc> {
     };
     diskbench
         .get_subcommands()
+        // clap's own `help` command is `--help` by another name.
+        .filter(|sub| sub.get_name() != "help" && !sub.is_hide_set())
         .map(|sub| site_gen::CommandDoc {
             name: sub.get_name().to_string(),
             about: sub.get_about().map(|a| a.to_string()).unwrap_or_default(),

@@ -221,6 +221,7 @@ pub(crate) fn tera(facts: PageFacts<'static>) -> Tera {
         comment_end: "#\u{1}".into(),
         ..Default::default()
     })
+    // infallible: the delimiters are constants, each two bytes and distinct.
     .expect("distinct two-byte delimiters");
     let facts = Arc::new(facts);
     let f = facts.clone();
