@@ -462,11 +462,11 @@ impl Site<'_> {
 
     pub(crate) fn steps_page(&self) -> Result<()> {
         let mut ctx = self.base_context("", "Build steps across runners", "steps");
-        let experiments = experiments_by_step(self.ds);
+        let mut experiments = experiments_by_step(self.ds);
         let mut steps = crate::pages::steps_view::steps(self.steps);
         for (view, s) in steps.iter_mut().zip(self.steps) {
             view.times = self.step_times(&s.id);
-            view.experiments = experiments.get(&s.id).cloned().unwrap_or_default();
+            view.experiments = experiments.remove(&s.id).unwrap_or_default();
         }
         ctx.insert("steps", &steps);
         ctx.insert("method", &crate::pages::steps_view::method());
@@ -711,8 +711,10 @@ fn storage_view(rec: &Record) -> Value {
 }
 
 /// Per step id: the newest what-if experiment on each runner that has one.
-fn experiments_by_step(ds: &Dataset) -> std::collections::BTreeMap<String, Vec<Value>> {
-    let mut out: std::collections::BTreeMap<String, Vec<Value>> = Default::default();
+fn experiments_by_step(
+    ds: &Dataset,
+) -> std::collections::BTreeMap<String, Vec<crate::pages::runner_steps::WhatIfView>> {
+    let mut out: std::collections::BTreeMap<String, Vec<_>> = Default::default();
     for r in &ds.runners {
         let mut seen: Vec<String> = Vec::new();
         for &i in &r.runs {
@@ -721,10 +723,11 @@ fn experiments_by_step(ds: &Dataset) -> std::collections::BTreeMap<String, Vec<V
                     continue;
                 }
                 seen.push(s.id.clone());
-                let mut v = crate::pages::runner_steps::what_if_view(s, &[]);
-                v["runner"] = json!(r.label);
-                v["slug"] = json!(r.slug);
-                out.entry(s.id.clone()).or_default().push(v);
+                if let Some(mut v) = crate::pages::runner_steps::what_if_view(s, &[]) {
+                    v.runner = Some(r.label.clone());
+                    v.slug = Some(r.slug.clone());
+                    out.entry(s.id.clone()).or_default().push(v);
+                }
             }
         }
     }

@@ -166,7 +166,7 @@ pub(crate) struct StepView<'a> {
     /// Its time on each runner (filled by the page).
     pub times: Vec<Value>,
     /// The experiments that ran it (filled by the page).
-    pub experiments: Vec<Value>,
+    pub experiments: Vec<crate::pages::runner_steps::WhatIfView>,
 }
 
 pub(crate) fn steps(steps: &[StepAnalysis]) -> Vec<StepView<'_>> {
