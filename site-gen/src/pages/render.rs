@@ -58,16 +58,46 @@ struct ColumnHead {
     colour: &'static str,
 }
 
+fn column_head(c: ColumnId) -> ColumnHead {
+    ColumnHead {
+        id: c.as_str(),
+        title: c.title(),
+        unit: c.headline().unit(),
+        colour: charts::column_colour_css(c),
+    }
+}
+
 fn column_heads() -> Vec<ColumnHead> {
-    ColumnId::ALL
-        .into_iter()
-        .map(|c| ColumnHead {
-            id: c.as_str(),
-            title: c.title(),
-            unit: c.headline().unit(),
-            colour: charts::column_colour_css(c),
-        })
-        .collect()
+    ColumnId::ALL.into_iter().map(column_head).collect()
+}
+
+/// A link in the navigation to a content page.
+#[derive(Serialize)]
+struct NavLink<'a> {
+    /// The page, relative to the page linking it.
+    href: String,
+    /// The page's title.
+    title: &'a str,
+}
+
+/// A file the site left out, on the index.
+#[derive(Serialize)]
+struct Skipped<'a> {
+    /// The file.
+    path: String,
+    /// Why it was left out.
+    why: &'a str,
+}
+
+/// A mount option of the storage, flagged when it changes what a flush costs.
+#[derive(Serialize)]
+struct MountOption<'a> {
+    /// The option as mounted.
+    opt: &'a str,
+    /// Whether it is flagged.
+    flag: bool,
+    /// Why it is flagged (empty: it is not).
+    why: &'static str,
 }
 
 #[derive(Serialize)]
@@ -176,7 +206,7 @@ impl Site<'_> {
                 .unwrap_or("–"),
         );
         ctx.insert("columns", &column_heads());
-        let extra: Vec<Value> = self
+        let extra: Vec<NavLink<'_>> = self
             .pages
             .iter()
             .filter(|p| {
@@ -185,7 +215,10 @@ impl Site<'_> {
                     "columns" | "methodology" | "verdicts" | "manual"
                 )
             })
-            .map(|p| json!({"href": format!("{root}{}.html", p.name), "title": p.title}))
+            .map(|p| NavLink {
+                href: format!("{root}{}.html", p.name),
+                title: &p.title,
+            })
             .collect();
         ctx.insert("extra_pages", &extra);
         ctx
@@ -255,10 +288,13 @@ impl Site<'_> {
                 .map(|d| format!("runs from the {d} days up to the newest run"))
                 .unwrap_or_else(|| "all runs".into()),
         );
-        let skipped: Vec<Value> = self
+        let skipped: Vec<Skipped<'_>> = self
             .skipped
             .iter()
-            .map(|(p, why)| json!({"path": p.display().to_string(), "why": why}))
+            .map(|(p, why)| Skipped {
+                path: p.display().to_string(),
+                why,
+            })
             .collect();
         ctx.insert("skipped", &skipped);
         self.write("index.html", "index.html", &ctx)
@@ -291,7 +327,7 @@ impl Site<'_> {
             })
             .collect();
         ctx.insert("rows", &rows);
-        ctx.insert("col", &json!({"id": c.as_str(), "title": c.title(), "unit": c.headline().unit(), "colour": charts::column_colour_css(c)}));
+        ctx.insert("col", &column_head(c));
         ctx.insert("job", &column_job(c));
         self.write(&format!("by/{}.html", c.as_str()), "column.html", &ctx)
     }
@@ -665,7 +701,7 @@ fn rotational(r: Option<bool>) -> &'static str {
 
 fn storage_view(rec: &Record) -> Value {
     let s = &rec.storage;
-    let options: Vec<Value> = s
+    let options: Vec<MountOption<'_>> = s
         .mount_options
         .split(',')
         .filter(|o| !o.is_empty())
@@ -676,7 +712,11 @@ fn storage_view(rec: &Record) -> Value {
                     .any(|f| f == o)
                     .then_some("the record flags this option as changing fsync cost")
             });
-            json!({"opt": o, "flag": why.is_some(), "why": why.unwrap_or("")})
+            MountOption {
+                opt: o,
+                flag: why.is_some(),
+                why: why.unwrap_or(""),
+            }
         })
         .collect();
     let devices: Vec<Value> = if s.devices.is_empty() { s.device.iter().collect::<Vec<_>>() } else { s.devices.iter().collect() }
