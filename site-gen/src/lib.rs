@@ -5,34 +5,19 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-pub mod compare_report;
-pub mod history;
-pub mod import;
-pub mod job_summary;
-pub mod merge;
-pub(crate) mod published_timings;
-pub mod site_folder;
-// SITE-MODULES (the site's modules are declared below this line)
-pub(crate) mod charts;
-pub(crate) mod content;
-pub mod correlation;
-mod csv_table;
-pub(crate) mod findings;
-pub(crate) mod hist;
-pub(crate) mod html;
-pub(crate) mod model;
-pub(crate) mod page_facts;
-pub(crate) mod pick;
-pub(crate) mod render;
-pub(crate) mod runner_steps;
-pub(crate) mod runners_json;
-pub(crate) mod stats;
-pub(crate) mod steps_view;
-pub mod testdata;
-pub(crate) mod theme;
-pub(crate) mod timeline;
-#[cfg(test)]
-mod weak_cases;
+pub mod analysis;
+pub mod charts;
+pub mod data;
+pub mod pages;
+
+// The crate's public face keeps the short paths the CLI uses.
+pub use analysis::{correlation, history};
+use analysis::{findings, pick, timeline};
+use data::{hist, model};
+pub use data::{import, merge, testdata};
+pub use pages::facts::{CommandDoc, OptionDoc};
+pub use pages::{compare_report, job_summary, site_folder};
+use pages::{content, render, runners_json, theme};
 
 /// What `cargo diskbench site` was asked to do.
 #[derive(Clone, Debug, Default)]
@@ -49,6 +34,9 @@ pub struct SiteOptions {
     pub window_days: Option<u32>,
     /// A folder of `*.md` pages laid over the built-in `content/` pages.
     pub content: Option<PathBuf>,
+    /// The CLI's commands and options, made from its command definition, for the options
+    /// page (empty: the page points to `--help` instead of listing them).
+    pub commands: Vec<CommandDoc>,
 }
 
 /// What was built.
@@ -61,6 +49,9 @@ pub struct SiteReport {
     /// What the site left out of a record it kept (an unreadable histogram), one line each,
     /// naming the record's file; the pages say it too.
     pub warnings: Vec<String>,
+    /// When each stage ended, in seconds from the start (the CLI prints them with
+    /// `DISKBENCH_SITE_TIMING` set).
+    pub timings: Vec<(&'static str, f64)>,
 }
 
 /// Records that share an id are one run copied twice (a results folder merged by hand, an
@@ -103,13 +94,9 @@ fn drop_duplicate_ids(loaded: &mut record::load::Loaded) {
 
 /// Build the site: load, aggregate, analyse, render. The results folder is only read.
 pub fn build_site(opts: &SiteOptions) -> Result<SiteReport> {
-    let timing = std::env::var_os("DISKBENCH_SITE_TIMING").is_some();
     let t0 = std::time::Instant::now();
-    let lap = |what: &str| {
-        if timing {
-            eprintln!("timing: {what} at {:.3} s", t0.elapsed().as_secs_f64());
-        }
-    };
+    let mut timings = Vec::new();
+    let mut lap = |what: &'static str| timings.push((what, t0.elapsed().as_secs_f64()));
     let mut loaded = record::load::load_dir(&opts.results)?;
     lap("loaded");
     if opts.strict && !loaded.skipped.is_empty() {
@@ -127,7 +114,7 @@ pub fn build_site(opts: &SiteOptions) -> Result<SiteReport> {
     }
     // Everything that can fail on bad input is checked before the output folder is touched.
     let theme = theme::load(opts.theme.as_deref())?;
-    let pages = content::pages(opts.content.as_deref())?;
+    let pages = content::pages(opts.content.as_deref(), &opts.commands)?;
     record::cancel::check()?;
     let folder = site_folder::SiteFolder::prepare(&opts.out, &opts.results)?;
     drop_duplicate_ids(&mut loaded);
@@ -170,7 +157,7 @@ pub fn build_site(opts: &SiteOptions) -> Result<SiteReport> {
     render::write_file(
         &folder.staging,
         "data/steps.json",
-        serde_json::to_string_pretty(&correlation::export::steps_json(&steps))?.as_bytes(),
+        serde_json::to_string_pretty(&pages::steps_json::steps_json(&steps))?.as_bytes(),
     )?;
     for p in &pages {
         record::cancel::check()?;
@@ -207,6 +194,7 @@ pub fn build_site(opts: &SiteOptions) -> Result<SiteReport> {
         skipped: loaded.skipped,
         pages: written,
         warnings,
+        timings,
     })
 }
 

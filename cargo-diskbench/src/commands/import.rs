@@ -20,10 +20,19 @@ pub struct ImportArgs {
 pub fn exec(args: ImportArgs) -> Result<()> {
     super::destination::folder("--results", &args.results)?;
     let opts = site_gen::import::ImportOptions { label: args.label };
-    let written =
-        site_gen::import::import_files_each(&args.files, &args.results, &opts, &mut |p| {
-            println!("{}", p.display())
-        })?;
+    let written = site_gen::import::import_files_each(
+        &args.files,
+        &args.results,
+        &opts,
+        &mut |e| match e {
+            site_gen::import::Imported::Written(p) => println!("{}", p.display()),
+            site_gen::import::Imported::AlreadyThere { file, records } => eprintln!(
+                "note: {}: {records} record(s) already in {} with the same content, not added again",
+                file.display(),
+                args.results.display()
+            ),
+        },
+    )?;
     eprintln!(
         "import: {written} record(s) written to {}",
         args.results.display()

@@ -108,6 +108,7 @@ fn write_outputs(
         site_gen::build_site(&site_gen::SiteOptions {
             results: results_dir.to_path_buf(),
             out: out.clone(),
+            commands: super::site::command_docs(),
             ..Default::default()
         })
         .with_context(|| format!("the site could not be rendered into {}", out.display()))?;

@@ -311,8 +311,9 @@ fn generated_records_make_a_complete_safe_site() {
         .1;
     assert!(hostile.contains("<code class=\"flag\"") && hostile.contains(">nobarrier<"));
     // Latency charts come from the stored histograms.
-    assert!(failed.contains("<svg role=\"img\""));
-    assert!(!imported.contains("<svg role=\"img\""));
+    let latency_chart = "<svg role=\"img\" aria-label=\"Latency distribution\"";
+    assert!(failed.contains(latency_chart));
+    assert!(!imported.contains(latency_chart));
     // Steps across runners: a conclusion with n.
     let steps = &pages[Path::new("steps.html")];
     assert!(steps.contains("n = "), "no correlation figures");
@@ -914,7 +915,7 @@ fn a_content_page_with_an_unknown_placeholder_is_refused_before_writing() {
     assert_eq!(run.status.code(), Some(2));
     let err = String::from_utf8_lossy(&run.stderr);
     assert!(
-        err.contains("--content: notes.md") && err.contains("unknown placeholder \"class_rulez\""),
+        err.contains("--content: notes.md") && err.contains("Unknown function `class_rulez`"),
         "{err}"
     );
     assert!(!out.exists(), "nothing is written on bad input");

@@ -317,9 +317,8 @@ fn class6_readers_never_panic_or_hang_on_thousands_of_mutated_inputs() {
                                 time_s: 1.0,
                             })
                             .collect();
-                        let _ = site_gen::correlation::plot::scatter_svg(
-                            &pts, "figure", "MiB/s", "step",
-                        );
+                        let _ =
+                            site_gen::charts::scatter::scatter_svg(&pts, "figure", "MiB/s", "step");
                         let _ = record::results::file_name(&r);
                     })
                     .is_ok(),

@@ -1,5 +1,5 @@
 use super::*;
-use crate::testdata::Fleet;
+use crate::data::testdata::Fleet;
 use record::StorageClass;
 use record::load::LoadedRecord;
 
@@ -32,10 +32,10 @@ pub(crate) fn node_records() -> Vec<record::Record> {
         "ec2-storage-2026-09-30_10-01.csv",
     ] {
         let text = fixture(f);
-        let mut r = if crate::published_timings::is_build_timings(&text) {
-            crate::published_timings::build_timing_records(&text, f).unwrap()
+        let mut r = if crate::data::published_timings::is_build_timings(&text) {
+            crate::data::published_timings::build_timing_records(&text, f).unwrap()
         } else {
-            crate::import::csv_records(&text, f).unwrap()
+            crate::data::import::csv_records(&text, f).unwrap()
         };
         recs.append(&mut r);
     }
@@ -83,14 +83,16 @@ fn records_of(fleet: &[Gen]) -> Vec<record::Record> {
             ));
         }
     }
-    let mut recs = crate::import::csv_records(&hw, "hw.csv").unwrap();
-    recs.append(&mut crate::published_timings::build_timing_records(&times, "t.csv").unwrap());
+    let mut recs = crate::data::import::csv_records(&hw, "hw.csv").unwrap();
+    recs.append(
+        &mut crate::data::published_timings::build_timing_records(&times, "t.csv").unwrap(),
+    );
     recs
 }
 
 /// A small deterministic wobble in [-1, 1] per runner and step.
 fn wobble(i: usize, k: u64) -> f64 {
-    let mut r = crate::testdata::Rng::new(k * 1000 + i as u64);
+    let mut r = crate::data::testdata::Rng::new(k * 1000 + i as u64);
     r.unit() * 2.0 - 1.0
 }
 
@@ -409,7 +411,10 @@ fn a_disk_only_pair_with_equal_times_decides_not_the_disk() {
         "{}",
         s.conclusion
     );
-    let j = export::steps_json(std::slice::from_ref(&s));
+    let j = serde_json::to_value(crate::pages::steps_json::steps_json(std::slice::from_ref(
+        &s,
+    )))
+    .unwrap();
     assert_eq!(j["steps"][0]["follows"], "not-disk");
     assert_eq!(j["steps"][0]["by"], "disk-only-pair");
     assert_eq!(j["steps"][0]["disk_only_pair"]["reading"], "not-disk");
@@ -476,8 +481,8 @@ fn generated_small_fleet_steps_follow_what_they_were_made_of() {
 #[test]
 fn steps_json_holds_the_same_conclusions() {
     let a = analyse(&dataset(node_records()));
-    let v = serde_json::to_value(export::steps_json(&a)).unwrap();
-    assert_eq!(v["schema"], export::SCHEMA);
+    let v = serde_json::to_value(crate::pages::steps_json::steps_json(&a)).unwrap();
+    assert_eq!(v["schema"], crate::pages::steps_json::SCHEMA);
     let steps = v["steps"].as_array().unwrap();
     assert_eq!(steps.len(), a.len());
     for (j, s) in steps.iter().zip(&a) {
@@ -526,7 +531,7 @@ fn node_site_shows_each_step_with_conclusion_table_and_plots() {
     let a = analyse(&dataset(recs));
     assert_eq!(json["schema"], "diskbench.site-steps/1");
     for s in &a {
-        let esc = crate::html::esc(&s.conclusion);
+        let esc = crate::pages::html::esc(&s.conclusion);
         assert!(
             html.contains(&esc),
             "{} missing from the page",

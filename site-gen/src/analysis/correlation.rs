@@ -14,8 +14,6 @@
 //! [`export`]; this module decides.
 
 mod analysis;
-pub(crate) mod export;
-pub mod plot;
 pub mod rank;
 pub mod wording;
 
@@ -26,7 +24,7 @@ use std::collections::BTreeMap;
 
 use record::{Bound, ColumnId};
 
-use crate::model::{Dataset, RunnerOverview};
+use crate::data::model::{Dataset, RunnerOverview};
 use rank::{RESAMPLES, RankSample, SEED, TIE_TOLERANCE};
 
 /// The pair of runners with the same CPU (both CPU figures within the tie tolerance, the same
@@ -372,7 +370,7 @@ fn analyse_step(
     let mut a = StepAnalysis {
         id: id.into(),
         name: name.into(),
-        suite: crate::published_timings::suite_of(id).into(),
+        suite: crate::data::published_timings::suite_of(id).into(),
         n: timed.len(),
         imported_runners: timed.iter().filter(|(r, _)| r.imported).count(),
         links: Vec::new(),
@@ -452,7 +450,7 @@ fn decide(
         return Some(NoCall::TooFewRunners { n: disk_n });
     }
     let times: Vec<f64> = timed.iter().map(|(_, w)| *w).collect();
-    let median_s = crate::stats::median(&times).unwrap_or(0.0);
+    let median_s = crate::analysis::stats::median(&times).unwrap_or(0.0);
     if times.iter().all(|&w| w == times[0]) {
         a.follows = Follows::Neither;
         return Some(NoCall::TimeDoesNotVary);

@@ -9,13 +9,13 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use tera::Context as TeraContext;
 
+use crate::analysis::correlation::StepAnalysis;
+use crate::analysis::findings::Finding;
+use crate::analysis::stats::{fmt_ns, fmt_s, fmt_sig};
 use crate::charts;
-use crate::content::Page;
-use crate::correlation::StepAnalysis;
-use crate::findings::Finding;
-use crate::model::{Dataset, RunnerOverview, by_class, col_index};
-use crate::stats::{fmt_ns, fmt_s, fmt_sig};
-use crate::theme::Theme;
+use crate::data::model::{Dataset, RunnerOverview, by_class, col_index};
+use crate::pages::content::Page;
+use crate::pages::theme::Theme;
 
 /// Everything shared by all pages.
 pub(crate) struct Site<'a> {
@@ -26,14 +26,14 @@ pub(crate) struct Site<'a> {
     pub findings: &'a [Finding],
     pub steps: &'a [StepAnalysis],
     /// The index's "Pick a runner for your job" answers.
-    pub picks: &'a [crate::pick::JobPick],
+    pub picks: &'a [crate::analysis::pick::JobPick],
     pub skipped: &'a [(PathBuf, String)],
     /// Per column: (lo, hi) of the bar scale.
     pub scales: [Option<(f64, f64)>; 6],
     /// The runners with records on two or more days, over time.
-    pub histories: &'a [crate::timeline::RunnerHistory],
+    pub histories: &'a [crate::analysis::timeline::RunnerHistory],
     /// Changes beyond noise, newest first.
-    pub changes: &'a [crate::timeline::ChangeFinding],
+    pub changes: &'a [crate::analysis::timeline::ChangeFinding],
     /// What the pages left out of a kept record (an unreadable histogram), for stderr.
     pub warnings: &'a std::sync::Mutex<Vec<String>>,
 }
@@ -55,19 +55,49 @@ struct ColumnHead {
     id: &'static str,
     title: &'static str,
     unit: &'static str,
-    colour: String,
+    colour: &'static str,
+}
+
+fn column_head(c: ColumnId) -> ColumnHead {
+    ColumnHead {
+        id: c.as_str(),
+        title: c.title(),
+        unit: c.headline().unit(),
+        colour: charts::column_colour_css(c),
+    }
 }
 
 fn column_heads() -> Vec<ColumnHead> {
-    ColumnId::ALL
-        .into_iter()
-        .map(|c| ColumnHead {
-            id: c.as_str(),
-            title: c.title(),
-            unit: c.headline().unit(),
-            colour: charts::column_colour_css(c),
-        })
-        .collect()
+    ColumnId::ALL.into_iter().map(column_head).collect()
+}
+
+/// A link in the navigation to a content page.
+#[derive(Serialize)]
+struct NavLink<'a> {
+    /// The page, relative to the page linking it.
+    href: String,
+    /// The page's title.
+    title: &'a str,
+}
+
+/// A file the site left out, on the index.
+#[derive(Serialize)]
+struct Skipped<'a> {
+    /// The file.
+    path: String,
+    /// Why it was left out.
+    why: &'a str,
+}
+
+/// A mount option of the storage, flagged when it changes what a flush costs.
+#[derive(Serialize)]
+struct MountOption<'a> {
+    /// The option as mounted.
+    opt: &'a str,
+    /// Whether it is flagged.
+    flag: bool,
+    /// Why it is flagged (empty: it is not).
+    why: &'static str,
 }
 
 #[derive(Serialize)]
@@ -176,7 +206,7 @@ impl Site<'_> {
                 .unwrap_or("–"),
         );
         ctx.insert("columns", &column_heads());
-        let extra: Vec<Value> = self
+        let extra: Vec<NavLink<'_>> = self
             .pages
             .iter()
             .filter(|p| {
@@ -185,7 +215,10 @@ impl Site<'_> {
                     "columns" | "methodology" | "verdicts" | "manual"
                 )
             })
-            .map(|p| json!({"href": format!("{root}{}.html", p.name), "title": p.title}))
+            .map(|p| NavLink {
+                href: format!("{root}{}.html", p.name),
+                title: &p.title,
+            })
             .collect();
         ctx.insert("extra_pages", &extra);
         ctx
@@ -255,10 +288,13 @@ impl Site<'_> {
                 .map(|d| format!("runs from the {d} days up to the newest run"))
                 .unwrap_or_else(|| "all runs".into()),
         );
-        let skipped: Vec<Value> = self
+        let skipped: Vec<Skipped<'_>> = self
             .skipped
             .iter()
-            .map(|(p, why)| json!({"path": p.display().to_string(), "why": why}))
+            .map(|(p, why)| Skipped {
+                path: p.display().to_string(),
+                why,
+            })
             .collect();
         ctx.insert("skipped", &skipped);
         self.write("index.html", "index.html", &ctx)
@@ -291,7 +327,7 @@ impl Site<'_> {
             })
             .collect();
         ctx.insert("rows", &rows);
-        ctx.insert("col", &json!({"id": c.as_str(), "title": c.title(), "unit": c.headline().unit(), "colour": charts::column_colour_css(c)}));
+        ctx.insert("col", &column_head(c));
         ctx.insert("job", &column_job(c));
         self.write(&format!("by/{}.html", c.as_str()), "column.html", &ctx)
     }
@@ -299,7 +335,7 @@ impl Site<'_> {
     pub(crate) fn runner_page(
         &self,
         r: &RunnerOverview,
-        scratch: &mut crate::hist::Scratch,
+        scratch: &mut crate::data::hist::Scratch,
     ) -> Result<()> {
         let newest = self.ds.record(r.runs[0]);
         let mut ctx = self.base_context("../", &r.label, "runner");
@@ -347,7 +383,7 @@ impl Site<'_> {
                     json!({
                         "date": rec.started_at.replace('T', " ").trim_end_matches('Z').to_string(),
                         "name": t.id,
-                        "settings": crate::import::settings_text(&t.job),
+                        "settings": crate::data::import::settings_text(&t.job),
                         "engine": t.engine.used,
                         "iops": dir.map(|d| fmt_sig(d.iops)).unwrap_or_else(|| "–".into()),
                         "mib_s": dir.map(|d| fmt_sig(d.mib_s)).unwrap_or_else(|| "–".into()),
@@ -372,12 +408,12 @@ impl Site<'_> {
         ctx.insert("cdf_svg", &svg);
         ctx.insert("lat_rows", &lat_rows);
         ctx.insert("merged_runs", &merged_runs);
-        ctx.insert("steps", &crate::runner_steps::steps_view(self.ds, r));
-        let history: Vec<crate::timeline::ChartView> = self
+        ctx.insert("steps", &crate::pages::runner_steps::steps_view(self.ds, r));
+        let history: Vec<crate::charts::history::ChartView> = self
             .histories
             .iter()
             .find(|h| h.slug == r.slug)
-            .map(crate::timeline::charts)
+            .map(crate::charts::history::charts)
             .unwrap_or_default();
         ctx.insert("history", &history);
         self.write(&format!("runners/{}.html", r.slug), "runner.html", &ctx)
@@ -387,14 +423,14 @@ impl Site<'_> {
     fn latency(
         &self,
         r: &RunnerOverview,
-        scratch: &mut crate::hist::Scratch,
+        scratch: &mut crate::data::hist::Scratch,
     ) -> (String, Vec<Value>, usize, Vec<String>) {
         let mut series = Vec::new();
         let mut rows = Vec::new();
         let mut merged_runs = 0;
         let mut unreadable = Vec::new();
         for c in ColumnId::ALL {
-            let mut merger = crate::hist::Merger::default();
+            let mut merger = crate::data::hist::Merger::default();
             for &i in &r.runs {
                 let Some(d) = self.ds.record(i).test(c).and_then(|t| t.main_direction()) else {
                     continue;
@@ -437,7 +473,10 @@ impl Site<'_> {
     /// The step's median time on each runner, fastest first, so a site with too few runners
     /// for a conclusion still shows the times.
     fn step_times(&self, id: &str) -> Vec<Value> {
-        let mut times: Vec<(&crate::model::RunnerOverview, &crate::model::StepFigure)> = self
+        let mut times: Vec<(
+            &crate::data::model::RunnerOverview,
+            &crate::data::model::StepFigure,
+        )> = self
             .ds
             .runners
             .iter()
@@ -459,15 +498,15 @@ impl Site<'_> {
 
     pub(crate) fn steps_page(&self) -> Result<()> {
         let mut ctx = self.base_context("", "Build steps across runners", "steps");
-        let experiments = experiments_by_step(self.ds);
-        let mut steps = crate::steps_view::steps(self.steps);
+        let mut experiments = experiments_by_step(self.ds);
+        let mut steps = crate::pages::steps_view::steps(self.steps);
         for (view, s) in steps.iter_mut().zip(self.steps) {
-            view["times"] = Value::Array(self.step_times(&s.id));
-            view["experiments"] = experiments.get(&s.id).cloned().unwrap_or_default().into();
+            view.times = self.step_times(&s.id);
+            view.experiments = experiments.remove(&s.id).unwrap_or_default();
         }
         ctx.insert("steps", &steps);
-        ctx.insert("method", &crate::steps_view::method());
-        ctx.insert("min_runners", &crate::correlation::MIN_RUNNERS);
+        ctx.insert("method", &crate::pages::steps_view::method());
+        ctx.insert("min_runners", &crate::analysis::correlation::MIN_RUNNERS);
         self.write("steps.html", "steps.html", &ctx)
     }
 
@@ -571,7 +610,7 @@ fn class_blurb(c: StorageClass) -> &'static str {
 
 /// A column's job as the suite runs it (from the engine's own job table), then what it is for.
 fn column_job(c: ColumnId) -> String {
-    let settings = crate::import::settings_text(&record::JobSettings::of_column(c, 0));
+    let settings = crate::data::import::settings_text(&record::JobSettings::of_column(c, 0));
     let what_for = match c {
         ColumnId::SeqRead => "Restoring caches, reading images, big artifacts.",
         ColumnId::SeqWrite => "Writing build outputs, docker layers, artifacts.",
@@ -662,7 +701,7 @@ fn rotational(r: Option<bool>) -> &'static str {
 
 fn storage_view(rec: &Record) -> Value {
     let s = &rec.storage;
-    let options: Vec<Value> = s
+    let options: Vec<MountOption<'_>> = s
         .mount_options
         .split(',')
         .filter(|o| !o.is_empty())
@@ -673,7 +712,11 @@ fn storage_view(rec: &Record) -> Value {
                     .any(|f| f == o)
                     .then_some("the record flags this option as changing fsync cost")
             });
-            json!({"opt": o, "flag": why.is_some(), "why": why.unwrap_or("")})
+            MountOption {
+                opt: o,
+                flag: why.is_some(),
+                why: why.unwrap_or(""),
+            }
         })
         .collect();
     let devices: Vec<Value> = if s.devices.is_empty() { s.device.iter().collect::<Vec<_>>() } else { s.devices.iter().collect() }
@@ -708,8 +751,10 @@ fn storage_view(rec: &Record) -> Value {
 }
 
 /// Per step id: the newest what-if experiment on each runner that has one.
-fn experiments_by_step(ds: &Dataset) -> std::collections::BTreeMap<String, Vec<Value>> {
-    let mut out: std::collections::BTreeMap<String, Vec<Value>> = Default::default();
+fn experiments_by_step(
+    ds: &Dataset,
+) -> std::collections::BTreeMap<String, Vec<crate::pages::runner_steps::WhatIfView>> {
+    let mut out: std::collections::BTreeMap<String, Vec<_>> = Default::default();
     for r in &ds.runners {
         let mut seen: Vec<String> = Vec::new();
         for &i in &r.runs {
@@ -718,10 +763,11 @@ fn experiments_by_step(ds: &Dataset) -> std::collections::BTreeMap<String, Vec<V
                     continue;
                 }
                 seen.push(s.id.clone());
-                let mut v = crate::runner_steps::what_if_view(s, &[]);
-                v["runner"] = json!(r.label);
-                v["slug"] = json!(r.slug);
-                out.entry(s.id.clone()).or_default().push(v);
+                if let Some(mut v) = crate::pages::runner_steps::what_if_view(s, &[]) {
+                    v.runner = Some(r.label.clone());
+                    v.slug = Some(r.slug.clone());
+                    out.entry(s.id.clone()).or_default().push(v);
+                }
             }
         }
     }
@@ -736,9 +782,9 @@ pub(crate) fn write_file(out: &Path, rel: &str, bytes: &[u8]) -> Result<()> {
     let text = std::str::from_utf8(bytes).ok();
     let cleaned = match text {
         Some(t) if rel.ends_with(".html") || rel.ends_with(".svg") => {
-            Some(crate::html::visible_controls(t))
+            Some(crate::pages::html::visible_controls(t))
         }
-        Some(t) if rel.ends_with(".json") => Some(crate::html::json_controls_escaped(t)),
+        Some(t) if rel.ends_with(".json") => Some(crate::pages::html::json_controls_escaped(t)),
         _ => None,
     };
     let bytes = cleaned.as_ref().map_or(bytes, |t| t.as_bytes());

@@ -259,7 +259,7 @@ impl Buffers {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::spearman;
+    use crate::analysis::stats::spearman;
 
     #[test]
     fn tie_grid_groups_close_figures() {

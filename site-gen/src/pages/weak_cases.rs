@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use record::{Bound, Record, WhatIf, WhatIfCondition};
 
-use crate::testdata::Fleet;
+use crate::data::testdata::Fleet;
 
 /// Build a site from `records` (each written to its own file); returns the report and every
 /// text file of the site by relative path.
@@ -113,7 +113,7 @@ fn control_characters_in_any_record_string_never_reach_a_page_or_data_file_raw()
             }
         }
         // Shown, visibly: the runner's page names it with the character made visible.
-        let shown = crate::html::esc(&format!("runner {bad}"));
+        let shown = crate::pages::html::esc(&format!("runner {bad}"));
         assert!(
             files
                 .iter()
@@ -296,7 +296,7 @@ fn an_unreadable_histogram_is_named_on_the_page_and_in_the_report() {
                 && w.contains(&records[target].started_at),
             "variant {k}: {w}"
         );
-        let label = crate::html::esc(&records[target].runner.label);
+        let label = crate::pages::html::esc(&records[target].runner.label);
         let said = format!("Left out: the {col} latency histogram of");
         let pages: Vec<&PathBuf> = files
             .iter()

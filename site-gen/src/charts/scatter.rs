@@ -6,9 +6,10 @@ use std::fmt::Write as _;
 
 use record::StorageClass;
 
-use super::Point;
-use crate::html::esc;
-use crate::stats::fmt_sig;
+use super::{Axis, in_range, open};
+use crate::analysis::correlation::Point;
+use crate::analysis::stats::fmt_sig;
+use crate::pages::html::esc;
 
 const W: f64 = 360.0;
 const H: f64 = 250.0;
@@ -85,17 +86,11 @@ fn shape(out: &mut String, kind: &str, x: f64, y: f64, colour: &str) {
     };
 }
 
-/// Whether a figure can go on a plot's axis: finite and inside the range every chart of the
-/// site keeps to ([`crate::charts::PLOT_MIN`]..=[`crate::charts::PLOT_MAX`]).
-pub(crate) fn plottable(x: f64) -> bool {
-    x.is_finite() && (crate::charts::PLOT_MIN..=crate::charts::PLOT_MAX).contains(&x)
-}
-
 /// How many of `points` a scatter leaves out (absurd figures or times).
 pub(crate) fn left_out(points: &[Point]) -> usize {
     points
         .iter()
-        .filter(|p| !(plottable(p.x) && p.time_s.is_finite() && p.time_s >= 0.0 && p.time_s < 1e9))
+        .filter(|p| !(in_range(p.x) && p.time_s.is_finite() && p.time_s >= 0.0 && p.time_s < 1e9))
         .count()
 }
 
@@ -106,7 +101,7 @@ pub fn scatter_svg(points: &[Point], x_title: &str, x_unit: &str, step: &str) ->
     // axis (it is still in the table).
     let pts: Vec<&Point> = points
         .iter()
-        .filter(|p| plottable(p.x))
+        .filter(|p| in_range(p.x))
         .filter(|p| p.time_s.is_finite() && p.time_s >= 0.0 && p.time_s < 1e9)
         .collect();
     if pts.len() < 2 {
@@ -117,7 +112,7 @@ pub fn scatter_svg(points: &[Point], x_title: &str, x_unit: &str, step: &str) ->
     let t_hi = pts.iter().map(|p| p.time_s).fold(0.0, f64::max).max(1e-3);
     let log_x = x_hi > 10.0 * x_lo;
     let (xl, xh) = if log_x {
-        ((x_lo / 1.4).log10(), (x_hi * 1.4).log10())
+        (x_lo / 1.4, x_hi * 1.4)
     } else {
         let pad = ((x_hi - x_lo) * 0.1).max(x_hi * 0.05);
         ((x_lo - pad).max(0.0), x_hi + pad)
@@ -125,16 +120,26 @@ pub fn scatter_svg(points: &[Point], x_title: &str, x_unit: &str, step: &str) ->
     let (yl, yh) = (0.0, t_hi * 1.1);
     let pw = W - LEFT - RIGHT;
     let ph = H - TOP - BOTTOM;
-    let sx = |v: f64| {
-        let v = if log_x { v.log10() } else { v };
-        LEFT + (v - xl) / (xh - xl) * pw
+    let x_axis = Axis {
+        lo: xl,
+        hi: xh,
+        log: log_x,
+        from: LEFT,
+        to: LEFT + pw,
     };
-    let sy = |v: f64| TOP + ph - (v - yl) / (yh - yl) * ph;
-    let mut s = String::new();
-    let _ = write!(
-        s,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {W} {H}\" class=\"chart scatter\" role=\"img\" aria-label=\"{}\">",
-        esc(&format!("{step}: time against {x_title}"))
+    let y_axis = Axis {
+        lo: yl,
+        hi: yh,
+        log: false,
+        from: TOP + ph,
+        to: TOP,
+    };
+    let (sx, sy) = (|v| x_axis.at(v), |v| y_axis.at(v));
+    let mut s = open(
+        "chart scatter",
+        &format!("{step}: time against {x_title}"),
+        W,
+        H,
     );
     let _ = write!(
         s,
@@ -143,8 +148,8 @@ pub fn scatter_svg(points: &[Point], x_title: &str, x_unit: &str, step: &str) ->
     // Axis ticks: decades on a log axis, four steps otherwise.
     let mut xticks = Vec::new();
     if log_x {
-        let mut d = xl.ceil() as i32;
-        while (d as f64) <= xh && xticks.len() < 12 {
+        let mut d = xl.log10().ceil() as i32;
+        while (d as f64) <= xh.log10() && xticks.len() < 12 {
             xticks.push(10f64.powi(d));
             d += 1;
         }

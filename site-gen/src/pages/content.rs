@@ -1,10 +1,12 @@
 //! The site's written pages: `content/*.md` rendered with pulldown-cmark (tables, footnotes,
-//! heading ids), embedded at build time and overridable from a folder. `{{ name(...) }}`
-//! placeholders are filled from the code's tables first (see `page_facts`).
+//! heading ids), embedded at build time and overridable from a folder. A page's
+//! `{{ name(...) }}` calls are tera functions filled from the code's tables first (see
+//! [`crate::pages::facts`]).
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use crate::pages::facts;
 use anyhow::{Context, Result};
 use pulldown_cmark::{CowStr, Event, HeadingLevel, Options, Parser, Tag, TagEnd, html};
 
@@ -23,7 +25,7 @@ pub(crate) struct Page {
 }
 
 /// The built-in pages, then any `*.md` in `dir` (a page of the same name replaces the built-in one).
-pub(crate) fn pages(dir: Option<&Path>) -> Result<Vec<Page>> {
+pub(crate) fn pages(dir: Option<&Path>, commands: &[facts::CommandDoc]) -> Result<Vec<Page>> {
     let mut sources: BTreeMap<String, String> = embedded::PAGES
         .iter()
         .map(|(n, s)| (n.to_string(), s.to_string()))
@@ -47,13 +49,13 @@ pub(crate) fn pages(dir: Option<&Path>) -> Result<Vec<Page>> {
         }
     }
     // Facts that live in code or in the published data come into the pages from there.
-    let facts = crate::page_facts::PageFacts::from_code()?;
+    let tera = facts::tera(facts::PageFacts::from_code(commands)?);
     sources
         .into_iter()
         .map(|(name, md)| {
             // A bad placeholder can only come from a `--content` page (the built-in ones are
             // tested), so it is a usage error that names the page.
-            let md = crate::page_facts::expand(&md, &facts).map_err(|e| {
+            let md = fill(&tera, &md).map_err(|e| {
                 record::error::usage(format!(
                     "--content: {name}.md: {e}; the report-site page lists the placeholders"
                 ))
@@ -67,6 +69,12 @@ pub(crate) fn pages(dir: Option<&Path>) -> Result<Vec<Page>> {
             })
         })
         .collect()
+}
+
+/// A page's Markdown with its function calls replaced by what they return (Markdown too, so
+/// nothing is escaped).
+pub(crate) fn fill(tera: &tera::Tera, md: &str) -> tera::TeraResult<String> {
+    tera.render_str(md, &tera::Context::new(), false)
 }
 
 /// A heading's text as an id: lower case, `[a-z0-9-]`.
@@ -183,7 +191,7 @@ mod tests {
 
     #[test]
     fn built_in_pages_include_the_guide_and_methodology() {
-        let pages = pages(None).unwrap();
+        let pages = pages(None, &[]).unwrap();
         for name in ["columns", "methodology"] {
             let p = pages.iter().find(|p| p.name == name).expect(name);
             assert!(p.html.len() > 2000, "{name} is too short");

@@ -12,7 +12,7 @@ use anyhow::Result;
 use record::*;
 use serde_json::Value;
 
-use crate::csv_table::{CsvTable, check_csv_date, stable_id};
+use crate::data::csv_table::{CsvTable, check_csv_date, stable_id};
 
 /// Options beyond the files and the results folder.
 #[derive(Clone, Debug, Default)]
@@ -21,18 +21,33 @@ pub struct ImportOptions {
     pub label: Option<String>,
 }
 
+/// What an import did, as it goes: the caller says it (a library does not print).
+#[derive(Clone, Copy, Debug)]
+pub enum Imported<'a> {
+    /// A record file was written.
+    Written(&'a Path),
+    /// `records` of `file`'s records were already in the results folder with the same content
+    /// and were not added again. Never silent: a user who imports a corrected file must see
+    /// that nothing changed.
+    AlreadyThere { file: &'a Path, records: usize },
+}
+
 pub fn import_files_with(
     files: &[PathBuf],
     results: &Path,
     opts: &ImportOptions,
 ) -> Result<Vec<PathBuf>> {
     let mut written = Vec::new();
-    import_files_each(files, results, opts, &mut |p| written.push(p.to_path_buf()))?;
+    import_files_each(files, results, opts, &mut |e| {
+        if let Imported::Written(p) = e {
+            written.push(p.to_path_buf());
+        }
+    })?;
     Ok(written)
 }
 
-/// Import each file into `results`, calling `on_written` with each record file written;
-/// returns how many were written.
+/// Import each file into `results`, telling `on_event` each record file written and each
+/// file whose records were there already; returns how many were written.
 ///
 /// Memory does not grow with the rows: every file is checked first (each record built,
 /// checked and dropped; one bad row and nothing is written), then read again and each record
@@ -41,7 +56,7 @@ pub fn import_files_each(
     files: &[PathBuf],
     results: &Path,
     opts: &ImportOptions,
-    on_written: &mut dyn FnMut(&Path),
+    on_event: &mut dyn FnMut(Imported<'_>),
 ) -> Result<usize> {
     if files.is_empty() {
         return Err(record::error::usage(
@@ -65,17 +80,17 @@ pub fn import_files_each(
                 again += 1; // already imported
                 return Ok(());
             }
-            on_written(&record::results::write_record(results, &rec)?);
+            on_event(Imported::Written(&record::results::write_record(
+                results, &rec,
+            )?));
             written += 1;
             Ok(())
         })?;
         if again > 0 {
-            // Never silent: a user who imports a corrected file must see that nothing changed.
-            eprintln!(
-                "note: {}: {again} record(s) already in {} with the same content, not added again",
-                f.display(),
-                results.display()
-            );
+            on_event(Imported::AlreadyThere {
+                file: f,
+                records: again,
+            });
         }
     }
     Ok(written)
@@ -148,9 +163,9 @@ fn each_record(
                 .unwrap_or_else(|| "fio".into())
         });
         f(fio_record(&text, &source_name, &label).map_err(refused)?)
-    } else if crate::published_timings::is_build_timings(&text) {
-        for r in
-            crate::published_timings::build_timing_records(&text, &source_name).map_err(refused)?
+    } else if crate::data::published_timings::is_build_timings(&text) {
+        for r in crate::data::published_timings::build_timing_records(&text, &source_name)
+            .map_err(refused)?
         {
             f(r)?;
         }

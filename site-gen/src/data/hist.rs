@@ -262,7 +262,7 @@ mod tests {
 
     #[test]
     fn sparse_decoding_matches_the_library() {
-        let mut rng = crate::testdata::Rng::new(3);
+        let mut rng = crate::data::testdata::Rng::new(3);
         let mut a = HdrHistogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).unwrap();
         let mut b = a.clone();
         for _ in 0..20_000 {

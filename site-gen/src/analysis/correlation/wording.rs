@@ -5,8 +5,8 @@ use super::analysis::{
     By, DiskOnlyPair, Figure, Follows, Link, MAX_RESOLUTION_SHARE, MIN_RUNNERS, NoCall,
     PairReading, StepAnalysis,
 };
-use crate::correlation::rank::TIE_TOLERANCE;
-use crate::stats::fmt_s;
+use crate::analysis::correlation::rank::TIE_TOLERANCE;
+use crate::analysis::stats::fmt_s;
 use record::Bound;
 
 /// A conclusion (plain text; the page escapes it).
@@ -176,7 +176,7 @@ fn fmt_gib(v: f64) -> String {
     if v.fract() == 0.0 {
         format!("{v:.0}")
     } else {
-        crate::stats::fmt_sig(v)
+        crate::analysis::stats::fmt_sig(v)
     }
 }
 
@@ -212,8 +212,8 @@ pub(crate) fn pair_sentence(p: &DiskOnlyPair) -> String {
         b.1.as_str(),
         w.0,
         w.1.as_str(),
-        crate::stats::fmt_ratio(p.min_ratio),
-        crate::stats::fmt_ratio(b.2 / w.2),
+        crate::analysis::stats::fmt_ratio(p.min_ratio),
+        crate::analysis::stats::fmt_ratio(b.2 / w.2),
         phrase(Figure::Column(p.disk)),
         fmt_t(b.3),
         fmt_t(w.3)

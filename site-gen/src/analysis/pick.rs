@@ -7,10 +7,12 @@
 use record::{ColumnId, StorageClass};
 use serde::Serialize;
 
-use crate::correlation::{By, Family, Figure, Follows, PairReading, StepAnalysis, wording};
-use crate::findings::fmt_headline;
-use crate::model::{Dataset, RunnerOverview};
-use crate::stats::{fmt_ratio, fmt_sig};
+use crate::analysis::correlation::{
+    By, Family, Figure, Follows, PairReading, StepAnalysis, wording,
+};
+use crate::analysis::findings::fmt_headline;
+use crate::analysis::stats::{fmt_ratio, fmt_sig};
+use crate::data::model::{Dataset, RunnerOverview};
 
 /// How many runners each job names.
 pub(crate) const TOP: usize = 3;
@@ -473,7 +475,7 @@ mod tests {
     use record::load::LoadedRecord;
 
     fn fixture_dataset() -> Dataset {
-        let recs = crate::correlation::tests::node_records()
+        let recs = crate::analysis::correlation::tests::node_records()
             .into_iter()
             .map(|record| LoadedRecord {
                 path: "x".into(),
@@ -513,7 +515,7 @@ mod tests {
     #[test]
     fn the_fixture_data_names_a_runner_for_each_job() {
         let ds = fixture_dataset();
-        let steps = crate::correlation::analyse(&ds);
+        let steps = crate::analysis::correlation::analyse(&ds);
         let p = picks(&ds, &steps);
         assert_eq!(p.len(), 3);
         for j in &p {

@@ -1,13 +1,13 @@
-//! How a comparison ([`crate::history::Comparison`]) is written for people: a terminal table
+//! How a comparison ([`crate::analysis::history::Comparison`]) is written for people: a terminal table
 //! and Markdown (the job summary of `run --baseline`, `compare --markdown`). Strings from
-//! records go through [`crate::job_summary::escape`] in the Markdown.
+//! records go through [`crate::pages::job_summary::escape`] in the Markdown.
 
 use std::fmt::Write as _;
 
-use crate::history::{Change, Comparison, FigureKind, Verdict};
-use crate::job_summary::escape;
-use crate::stats::{fmt_ns, fmt_sig};
-use crate::timeline::fmt_pct;
+use crate::analysis::history::{Change, Comparison, FigureKind, Verdict};
+use crate::analysis::stats::{fmt_ns, fmt_sig};
+use crate::analysis::timeline::fmt_pct;
+use crate::pages::job_summary::escape;
 
 /// A figure with its unit, as the tables show it.
 pub fn figure(c: &Change, v: f64) -> String {
@@ -25,7 +25,7 @@ pub fn band_text(c: &Change, history_records: usize) -> String {
         None => format!(
             "none: too little history ({history_records} earlier record{}, {} needed; no --repeat)",
             if history_records == 1 { "" } else { "s" },
-            crate::history::MIN_HISTORY
+            crate::analysis::history::MIN_HISTORY
         ),
     }
 }

@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 
 use record::{ColumnId, Headline, StorageClass};
 
-use crate::html::esc;
-use crate::model::{Dataset, RunnerOverview, by_class};
-use crate::stats::{fmt_ns, fmt_ratio, fmt_sig};
+use crate::analysis::stats::{fmt_ns, fmt_ratio, fmt_sig};
+use crate::data::model::{Dataset, RunnerOverview, by_class};
+use crate::pages::html::esc;
 
 /// One sentence, as HTML (links relative to the site root) and as plain text.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -410,7 +410,7 @@ fn class_ranges(ds: &Dataset, out: &mut Vec<Finding>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testdata::Fleet;
+    use crate::data::testdata::Fleet;
     use record::load::LoadedRecord;
 
     fn dataset(keep: impl Fn(&record::Record) -> bool) -> Dataset {

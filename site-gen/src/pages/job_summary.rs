@@ -290,9 +290,12 @@ fn what_if_section(out: &mut String, record: &Record) {
             let vs = match c.ratio {
                 // Slower than its caps can explain: never read as a prediction.
                 Some(r) if c.disturbed => {
-                    format!("{} (disturbed: not the caps)", crate::stats::fmt_times(r))
+                    format!(
+                        "{} (disturbed: not the caps)",
+                        crate::analysis::stats::fmt_times(r)
+                    )
                 }
-                Some(r) => crate::stats::fmt_times(r),
+                Some(r) => crate::analysis::stats::fmt_times(r),
                 None => "failed".to_string(),
             };
             let _ = writeln!(
@@ -480,7 +483,7 @@ mod tests {
 
     #[test]
     fn a_gp3_default_record_shows_the_share_and_at_the_provisioned_limit() {
-        let fleet = crate::testdata::Fleet::small();
+        let fleet = crate::data::testdata::Fleet::small();
         let mut record = fleet.record(0, 0);
         record.runner.variant = Some("gp3 default".into());
         record.settings.provisioned = None;
@@ -580,7 +583,7 @@ mod tests {
             }),
             ..Default::default()
         };
-        let mut record = crate::testdata::Fleet::small().record(0, 0);
+        let mut record = crate::data::testdata::Fleet::small().record(0, 0);
         record.steps = vec![
             step("a", &[cache, "a's own note"]),
             step("b", &[cache]),

@@ -5,51 +5,124 @@
 //! experiment of the run carries are said once for the run ([`record::what_if_notes`]).
 
 use record::{StepResult, StepStatus, what_if_notes};
-use serde_json::{Value, json};
+use serde::Serialize;
 
-use crate::model::{Dataset, RunnerOverview};
-use crate::stats::{fmt_s, fmt_times};
+use crate::analysis::stats::{fmt_s, fmt_times};
+use crate::data::model::{Dataset, RunnerOverview};
 
-pub(crate) fn steps_view(ds: &Dataset, r: &RunnerOverview) -> Value {
+/// The runner page's build steps.
+#[derive(Serialize, Default)]
+pub(crate) struct StepsView {
+    /// One row per step of the newest run with steps.
+    rows: Vec<StepRow>,
+    /// That run's date, `YYYY-MM-DD` (empty: no run has steps).
+    date: String,
+    /// Notes every experiment of the run carries, said once, as sentences.
+    notes: Vec<Vec<String>>,
+}
+
+/// One step of the run.
+#[derive(Serialize)]
+struct StepRow {
+    /// The step's id.
+    id: String,
+    /// The step's name.
+    name: String,
+    /// `ok`, `failed` or `skipped`.
+    status: &'static str,
+    /// The time the verdict used, formatted (empty: the step did not finish).
+    wall: String,
+    /// The runs behind that time, shown on demand.
+    runs: Vec<RunTime>,
+    /// Whether the run is imported (published timings carry no CPU time).
+    imported: bool,
+    /// Cores busy over the same runs (empty: unknown).
+    cpu: String,
+    /// The headline verdict: the experiment's where there is one.
+    bound: &'static str,
+    /// The verdict inferred from the step's waits, when an experiment gave the headline.
+    inferred: Option<&'static str>,
+    /// Why the verdict, in words.
+    why: String,
+    /// Why the step failed or was skipped.
+    reason: String,
+    /// The end of the step's output (a failed step).
+    tail: String,
+    /// Time stalled on I/O, formatted (empty: not measured).
+    stall: String,
+    /// The what-if experiment, when one ran.
+    what_if: Option<WhatIfView>,
+}
+
+/// One run behind a row's time.
+#[derive(Serialize)]
+struct RunTime {
+    /// Its wall time, formatted.
+    wall: String,
+    /// Which run it was.
+    condition: String,
+}
+
+pub(crate) fn steps_view(ds: &Dataset, r: &RunnerOverview) -> StepsView {
     let Some(rec) = r
         .runs
         .iter()
         .map(|&i| ds.record(i))
         .find(|rec| !rec.steps.is_empty())
     else {
-        return json!({"rows": [], "date": "", "notes": []});
+        return StepsView::default();
     };
     let notes = what_if_notes::split(&rec.steps);
-    let rows: Vec<Value> = rec
+    let rows = rec
         .steps
         .iter()
         .zip(&notes.own)
         .map(|(s, own)| {
             let ok = s.status == StepStatus::Ok;
             let experiment = s.what_if.as_ref().filter(|_| ok);
-            json!({
-                "id": s.id, "name": s.name,
-                "status": match s.status { StepStatus::Ok => "ok", StepStatus::Failed => "failed", StepStatus::Skipped => "skipped" },
-                "wall": if ok { fmt_s(verdict_time_s(s)) } else { String::new() },
-                "runs": if ok { runs_behind(ds, r, s) } else { Vec::new() },
-                // Published timings carry no CPU time: no "0 of N" for them.
-                "imported": rec.is_imported(),
-                "cpu": if ok && !rec.is_imported() { cores_busy(s, rec.runner.vcpus) } else { String::new() },
-                // The headline verdict: the experiment's where there is one.
-                "bound": experiment.map_or(s.bound, |w| w.bound).as_str(),
-                "inferred": experiment.map(|_| s.bound.as_str()),
-                "why": s.why, "reason": s.reason.clone().unwrap_or_default(),
-                "tail": s.output_tail.clone().unwrap_or_default(),
-                "stall": s.io_pressure_s.map(fmt_s).unwrap_or_default(),
-                "what_if": what_if_view(s, own),
-            })
+            StepRow {
+                id: s.id.clone(),
+                name: s.name.clone(),
+                status: match s.status {
+                    StepStatus::Ok => "ok",
+                    StepStatus::Failed => "failed",
+                    StepStatus::Skipped => "skipped",
+                },
+                wall: if ok {
+                    fmt_s(verdict_time_s(s))
+                } else {
+                    String::new()
+                },
+                runs: if ok {
+                    runs_behind(ds, r, s)
+                } else {
+                    Vec::new()
+                },
+                imported: rec.is_imported(),
+                cpu: if ok && !rec.is_imported() {
+                    cores_busy(s, rec.runner.vcpus)
+                } else {
+                    String::new()
+                },
+                bound: experiment.map_or(s.bound, |w| w.bound).as_str(),
+                inferred: experiment.map(|_| s.bound.as_str()),
+                why: s.why.clone(),
+                reason: s.reason.clone().unwrap_or_default(),
+                tail: s.output_tail.clone().unwrap_or_default(),
+                stall: s.io_pressure_s.map(fmt_s).unwrap_or_default(),
+                what_if: what_if_view(s, own),
+            }
         })
         .collect();
-    json!({
-        "rows": rows,
-        "date": rec.started_at.get(..10).unwrap_or(""),
-        "notes": notes.shared.iter().map(|n| what_if_notes::sentences(n)).collect::<Vec<_>>(),
-    })
+    StepsView {
+        rows,
+        date: rec.started_at.get(..10).unwrap_or("").to_string(),
+        notes: notes
+            .shared
+            .iter()
+            .map(|n| what_if_notes::sentences(n))
+            .collect(),
+    }
 }
 
 /// The time the step's verdict stands on: the median of the experiment's normal runs when an
@@ -77,9 +150,11 @@ fn cores_busy(s: &StepResult, vcpus: u32) -> String {
 /// Each run behind the row's time, with its condition: the experiment's normal runs (and the
 /// run the step was timed in first), or, without an experiment, this step in each run of the
 /// window, newest first.
-fn runs_behind(ds: &Dataset, r: &RunnerOverview, s: &StepResult) -> Vec<Value> {
-    let run =
-        |wall_s: f64, condition: String| json!({"wall": fmt_s(wall_s), "condition": condition});
+fn runs_behind(ds: &Dataset, r: &RunnerOverview, s: &StepResult) -> Vec<RunTime> {
+    let run = |wall_s: f64, condition: String| RunTime {
+        wall: fmt_s(wall_s),
+        condition,
+    };
     if let Some(b) = s.what_if.as_ref().and_then(|w| w.baseline.as_ref()) {
         let mut out = vec![run(s.wall_s, "timed run (before the experiment)".into())];
         let n = b.wall_runs_s.len();
@@ -97,7 +172,7 @@ fn runs_behind(ds: &Dataset, r: &RunnerOverview, s: &StepResult) -> Vec<Value> {
         }
         return out;
     }
-    let window: Vec<Value> = r
+    let window: Vec<RunTime> = r
         .runs
         .iter()
         .map(|&i| ds.record(i))
@@ -119,30 +194,68 @@ fn runs_behind(ds: &Dataset, r: &RunnerOverview, s: &StepResult) -> Vec<Value> {
 
 /// A step's what-if experiment for the pages: the verdict by experiment, the inferred one,
 /// each condition's time against the normal median, and the step's own notes as sentences.
-pub(crate) fn what_if_view(s: &StepResult, own_notes: &[String]) -> Value {
-    let Some(w) = &s.what_if else {
-        return Value::Null;
-    };
+#[derive(Serialize)]
+pub(crate) struct WhatIfView {
+    /// The verdict by experiment.
+    bound: &'static str,
+    /// Why, in words.
+    why: String,
+    /// The verdict inferred from the step's waits.
+    inferred: &'static str,
+    /// Whether the two verdicts differ.
+    disagrees: bool,
+    /// Each condition against the normal median (the row's time).
+    conditions: Vec<ConditionView>,
+    /// The step's own notes, as sentences.
+    notes: Vec<Vec<String>>,
+    /// The runner it ran on (the steps page lists experiments across runners).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runner: Option<String>,
+    /// That runner's page slug.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slug: Option<String>,
+}
+
+/// One what-if condition.
+#[derive(Serialize)]
+struct ConditionView {
+    /// The condition's id.
+    id: String,
+    /// Its median time, formatted.
+    wall: String,
+    /// Its time over the normal median, or why there is none.
+    ratio: String,
+}
+
+pub(crate) fn what_if_view(s: &StepResult, own_notes: &[String]) -> Option<WhatIfView> {
+    let w = s.what_if.as_ref()?;
     // The normal median is the row's time: the table lists only the conditions set against it.
-    let conditions: Vec<Value> = w
+    let conditions = w
         .conditions
         .iter()
-        .map(|c| {
-            json!({
-                "id": c.id, "wall": fmt_s(c.wall_s),
-                "ratio": match c.ratio {
-                    // Slower than its caps can explain: shown as such, never as a prediction.
-                    Some(r) if c.disturbed => format!("{} (disturbed: not the caps)", fmt_times(r)),
-                    Some(r) => fmt_times(r),
-                    None => "failed".into(),
-                },
-            })
+        .map(|c| ConditionView {
+            id: c.id.clone(),
+            wall: fmt_s(c.wall_s),
+            ratio: match c.ratio {
+                // Slower than its caps can explain: shown as such, never as a prediction.
+                Some(r) if c.disturbed => format!("{} (disturbed: not the caps)", fmt_times(r)),
+                Some(r) => fmt_times(r),
+                None => "failed".into(),
+            },
         })
         .collect();
-    json!({
-        "bound": w.bound.as_str(), "why": w.why, "inferred": s.bound.as_str(),
-        "disagrees": w.bound != s.bound, "conditions": conditions,
-        "notes": own_notes.iter().map(|n| what_if_notes::sentences(n)).collect::<Vec<_>>(),
+    Some(WhatIfView {
+        bound: w.bound.as_str(),
+        why: w.why.clone(),
+        inferred: s.bound.as_str(),
+        disagrees: w.bound != s.bound,
+        conditions,
+        notes: own_notes
+            .iter()
+            .map(|n| what_if_notes::sentences(n))
+            .collect(),
+        runner: None,
+        slug: None,
     })
 }
 
@@ -194,7 +307,7 @@ mod tests {
     /// The small fleet, with an experiment on two steps of every run of its first runner that
     /// disagrees with the inferred verdict; returns the first runner's page.
     fn runner_page_with_experiments() -> (String, String) {
-        let fleet = crate::testdata::Fleet::small();
+        let fleet = crate::data::testdata::Fleet::small();
         let mut records = fleet.records();
         let label = records[0].runner.label.clone();
         for r in records.iter_mut().filter(|r| r.runner.label == label) {

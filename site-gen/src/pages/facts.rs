@@ -1,46 +1,82 @@
 //! Facts the content pages state that live elsewhere, rendered into the pages instead of typed:
-//! a `{{ name(key="value", ...) }}` placeholder in `content/*.md` is replaced by Markdown made
-//! from the code's own tables (storage-class rules, flagged mount options, column settings and
-//! the engine `auto` picks) or computed from the shipped published figures. A page and the code
-//! (or the data) therefore cannot disagree: change the table and the page changes with it.
-//!
-//! Placeholders:
-//! - `{{ class_rules() }}`: `record::storage_rules::{FS_RULES, DISK_RULES}`, in the order
-//!   they are tried;
-//! - `{{ flagged_mount_options() }}`: `record::storage_rules::FSYNC_OPTIONS`;
-//! - `{{ column_settings() }}`: `ColumnId::settings` for every column (the engine builds each
-//!   column's job from the same table), with the backend `BackendKind::auto` picks on a disk,
-//!   on tmpfs (O_DIRECT) and on ramfs (buffered);
-//! - `{{ published(class="local-nvme", column="sync-write", figure="p99", stat="range") }}`:
-//!   a figure over the rows of the published CSV (`fixtures/published/`) of that storage class
-//!   (and `variant`, if given). `figure`: `iops`, `mib_s`, `p99` (latency), `mean` (one second
-//!   divided by IOPS: the mean latency of a depth-1 column). `stat`: `range` (min-max with the
-//!   median and the row count), `median`, `min`, `max`, `rows`;
-//! - `{{ repo_link(path="docs/CONTRACT.md") }}` (optional `text`): a link to a file of the
-//!   repository (`Cargo.toml`'s `repository`), for what lives outside the site: the contract,
-//!   design notes, benchmark runs;
-//! - `{{ placeholders() }}`: this list, from [`PLACEHOLDERS`].
+//! each is a tera function a page in `content/*.md` calls as `{{ name(key="value", ...) }}`,
+//! and becomes Markdown made from the code's own tables (storage-class rules, flagged mount
+//! options, column settings and the engine `auto` picks) or computed from the shipped
+//! published figures. A page and the code (or the data) therefore cannot disagree: change the
+//! table and the page changes with it. [`PLACEHOLDERS`] lists them (the report-site page shows
+//! that list), and each function's arguments are a struct, so a misspelt one is refused by name.
+
+use std::sync::Arc;
 
 use record::storage_rules::{DiskRule, FsRule};
 use record::{BackendKind, ColumnId, ColumnSettings, Medium, Record, StorageClass};
+use serde::Deserialize;
+use tera::{Kwargs, Tera};
 
-use crate::stats::{fmt_ns, fmt_sig};
+use crate::analysis::stats::{fmt_ns, fmt_sig};
+
+/// Why a fact could not be rendered: the page asked for something the data or the repository
+/// does not have.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum FactError {
+    #[error("no published row of {rows} has {figure:?} for {column:?}")]
+    NoRows {
+        rows: String,
+        figure: Figure,
+        column: ColumnId,
+    },
+    #[error("fewer than two published rows have {0}")]
+    TooFewRows(String),
+    #[error("unknown column {0:?} (a column id, or \"widest\")")]
+    UnknownColumn(String),
+    #[error("give class=\"...\" (a storage class) or provider=\"...\"")]
+    NoClassNorProvider,
+    #[error("unknown command {0:?}: give one of the CLI's commands, e.g. run")]
+    UnknownCommand(String),
+    #[error("path {0:?}: give a path inside the repository, e.g. docs/CONTRACT.md")]
+    OutsideRepository(String),
+}
 
 /// The published figures shipped with the project (imported, never shown as measured here).
 pub(crate) const PUBLISHED_CSV: (&str, &str) = (
     "ec2-storage-2026-09-30_10-01.csv",
-    include_str!("../published/ec2-storage-2026-09-30_10-01.csv"),
+    include_str!("../../published/ec2-storage-2026-09-30_10-01.csv"),
 );
 
 /// The published hardware figures of the node job's runners (GitHub-hosted and RunsOn), with
 /// their providers: `published(provider="GitHub", ...)` draws on these.
 pub(crate) const PUBLISHED_HARDWARE_CSV: (&str, &str) = (
     "hardware-node-runners-2026-10-08.csv",
-    include_str!("../published/hardware-node-runners-2026-10-08.csv"),
+    include_str!("../../published/hardware-node-runners-2026-10-08.csv"),
 );
+
+/// A command of the CLI as the options page shows it. The CLI makes these from its own clap
+/// definition ([`crate::SiteOptions::commands`]), so the page lists what `--help` lists.
+#[derive(Clone, Debug, Default)]
+pub struct CommandDoc {
+    /// The command's name, e.g. `run`.
+    pub name: String,
+    /// What it does, in one line.
+    pub about: String,
+    /// Its options, in the order `--help` lists them (empty: a command whose options are not
+    /// clap's, such as `fio`'s, documented by its page section instead).
+    pub options: Vec<OptionDoc>,
+}
+
+/// One option of a command.
+#[derive(Clone, Debug, Default)]
+pub struct OptionDoc {
+    /// Every spelling, the first with its value: `-q`, `--quiet`; `--dir DIR`.
+    pub names: Vec<String>,
+    /// The value used without it, as `--help` shows it (None: none, or the help says).
+    pub default: Option<String>,
+    /// The help text.
+    pub help: String,
+}
 
 /// Everything the placeholders draw on. [`PageFacts::from_code`] takes the code's own tables;
 /// tests build variations (a row removed or added) and see the page follow.
+#[derive(Clone)]
 pub(crate) struct PageFacts<'a> {
     pub fs_rules: Vec<&'a FsRule>,
     pub disk_rules: Vec<&'a DiskRule>,
@@ -50,20 +86,22 @@ pub(crate) struct PageFacts<'a> {
     /// The hardware rows of [`PUBLISHED_HARDWARE_CSV`] (for `provider=`).
     pub published_hardware: Vec<Record>,
     pub ceilings: Vec<record::ceiling::ClassCeiling>,
+    /// The CLI's commands, for `commands()` and `options(command=...)`.
+    pub commands: Vec<CommandDoc>,
 }
 
 impl PageFacts<'static> {
     /// The code's tables and the shipped published figures. Fails only when interrupted while
     /// the figures are read (the shipped CSV itself is tested to parse).
-    pub(crate) fn from_code() -> anyhow::Result<Self> {
-        let published =
-            crate::import::csv_records(PUBLISHED_CSV.1, PUBLISHED_CSV.0).map_err(|e| {
+    pub(crate) fn from_code(commands: &[CommandDoc]) -> anyhow::Result<Self> {
+        let published = crate::data::import::csv_records(PUBLISHED_CSV.1, PUBLISHED_CSV.0)
+            .map_err(|e| {
                 record::cancel::check()
                     .err()
                     .unwrap_or_else(|| anyhow::anyhow!("the shipped published CSV: {e}"))
             })?;
         let published_hardware =
-            crate::import::csv_records(PUBLISHED_HARDWARE_CSV.1, PUBLISHED_HARDWARE_CSV.0)
+            crate::data::import::csv_records(PUBLISHED_HARDWARE_CSV.1, PUBLISHED_HARDWARE_CSV.0)
                 .map_err(|e| {
                     record::cancel::check()
                         .err()
@@ -77,6 +115,7 @@ impl PageFacts<'static> {
             columns: ColumnId::ALL.map(|c| (c, c.settings())).to_vec(),
             published,
             ceilings: record::ceiling::CLASS_CEILINGS.to_vec(),
+            commands: commands.to_vec(),
         })
     }
 }
@@ -112,141 +151,150 @@ pub(crate) const PLACEHOLDERS: &[(&str, &str)] = &[
         "repo_link(path=\"docs/CONTRACT.md\")",
         "a link to a file of the project's repository (optional `text`)",
     ),
+    (
+        "commands()",
+        "the CLI's commands, each with what it does, from its command definition",
+    ),
+    (
+        "options(command=\"site\")",
+        "a command's options, each with its default and help, from the CLI's command definition",
+    ),
     ("placeholders()", "this table"),
 ];
 
 /// The repository the project is published from (`repository` in Cargo.toml).
 pub(crate) const REPOSITORY: &str = env!("CARGO_PKG_REPOSITORY");
 
-/// Replace every placeholder in `md`. An unknown name or a bad argument is an error that names
-/// the placeholder.
-pub fn expand(md: &str, facts: &PageFacts<'_>) -> Result<String, String> {
-    let mut out = String::with_capacity(md.len());
-    let mut rest = md;
-    while let Some(start) = rest.find("{{") {
-        out.push_str(&rest[..start]);
-        let after = &rest[start + 2..];
-        let end = after
-            .find("}}")
-            .ok_or_else(|| format!("a `{{{{` without its `}}}}`: {:.40}", &rest[start..]))?;
-        let call = after[..end].trim();
-        out.push_str(&render_call(call, facts).map_err(|e| format!("{{{{ {call} }}}}: {e}"))?);
-        rest = &after[end + 2..];
-    }
-    out.push_str(rest);
-    Ok(out)
+/// The arguments of `published(...)`: a storage class (and variant) of the published EC2 rows,
+/// or a provider of the node job's hardware rows.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PublishedArgs {
+    class: Option<StorageClass>,
+    variant: Option<String>,
+    provider: Option<String>,
+    column: ColumnId,
+    figure: Figure,
+    #[serde(default)]
+    stat: Stat,
 }
 
-fn render_call(call: &str, facts: &PageFacts<'_>) -> Result<String, String> {
-    let (name, args) = match call.split_once('(') {
-        Some((n, a)) => (
-            n.trim(),
-            a.trim_end()
-                .strip_suffix(')')
-                .ok_or("the argument list does not end with `)`")?,
-        ),
-        None => (call, ""),
-    };
-    let args = parse_args(args)?;
-    let only_args = |allowed: &[&str]| -> Result<(), String> {
-        match args.iter().find(|(k, _)| !allowed.contains(&k.as_str())) {
-            Some((k, _)) => Err(format!("unknown argument {k:?}")),
-            None => Ok(()),
-        }
-    };
-    match name {
-        "class_rules" => {
-            only_args(&[])?;
-            Ok(class_rules(&facts.fs_rules, &facts.disk_rules))
-        }
-        "flagged_mount_options" => {
-            only_args(&[])?;
-            Ok(flagged_mount_options(&facts.fsync_options))
-        }
-        "column_settings" => {
-            only_args(&[])?;
-            Ok(column_settings(&facts.columns))
-        }
-        "cache_ceilings" => {
-            only_args(&[])?;
-            Ok(cache_ceilings(&facts.ceilings))
-        }
-        "repo_link" => {
-            only_args(&["path", "text"])?;
-            let get = |k: &str| args.iter().find(|(a, _)| a == k).map(|(_, v)| v.as_str());
-            repo_link(get("path").ok_or("needs path=\"...\"")?, get("text"))
-        }
-        "placeholders" => {
-            only_args(&[])?;
-            Ok(placeholders(PLACEHOLDERS))
-        }
-        "published" => {
-            only_args(&["class", "column", "figure", "stat", "variant", "provider"])?;
-            let get = |k: &str| args.iter().find(|(a, _)| a == k).map(|(_, v)| v.as_str());
-            if let Some(provider) = get("provider") {
-                let column = get("column").ok_or("needs column=\"...\"")?;
-                let column = ColumnId::parse(column).ok_or(format!("unknown column {column:?}"))?;
-                let figure = Figure::parse(get("figure").ok_or("needs figure=\"...\"")?)?;
-                let rows: Vec<Record> = facts
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SpreadArgs {
+    column: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RepoLinkArgs {
+    path: String,
+    text: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NoArgs {}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OptionsArgs {
+    command: String,
+}
+
+/// Arguments of a function call, refused by name when one is unknown or missing.
+fn args<'a, T: Deserialize<'a>>(kwargs: &'a Kwargs) -> tera::TeraResult<T> {
+    kwargs.deserialize()
+}
+
+fn fact(r: Result<String, FactError>) -> tera::TeraResult<String> {
+    r.map_err(tera::Error::message)
+}
+
+/// A tera instance whose functions are the facts. Only `{{ }}` and `{% %}` are tera's: a
+/// comment would start at every Markdown heading id (`{#sources}`), so comments get a
+/// delimiter no page has.
+pub(crate) fn tera(facts: PageFacts<'static>) -> Tera {
+    let mut tera = Tera::new();
+    tera.set_delimiters(tera::Delimiters {
+        comment_start: "\u{1}#".into(),
+        comment_end: "#\u{1}".into(),
+        ..Default::default()
+    })
+    // infallible: the delimiters are constants, each two bytes and distinct.
+    .expect("distinct two-byte delimiters");
+    let facts = Arc::new(facts);
+    let f = facts.clone();
+    tera.register_function("class_rules", move |k: Kwargs, _: &tera::State<'_>| {
+        args::<NoArgs>(&k).map(|_| class_rules(&f.fs_rules, &f.disk_rules))
+    });
+    let f = facts.clone();
+    tera.register_function(
+        "flagged_mount_options",
+        move |k: Kwargs, _: &tera::State<'_>| {
+            args::<NoArgs>(&k).map(|_| flagged_mount_options(&f.fsync_options))
+        },
+    );
+    let f = facts.clone();
+    tera.register_function("column_settings", move |k: Kwargs, _: &tera::State<'_>| {
+        args::<NoArgs>(&k).map(|_| column_settings(&f.columns))
+    });
+    let f = facts.clone();
+    tera.register_function("cache_ceilings", move |k: Kwargs, _: &tera::State<'_>| {
+        args::<NoArgs>(&k).map(|_| cache_ceilings(&f.ceilings))
+    });
+    tera.register_function("placeholders", |k: Kwargs, _: &tera::State<'_>| {
+        args::<NoArgs>(&k).map(|_| placeholders(PLACEHOLDERS))
+    });
+    tera.register_function("repo_link", |k: Kwargs, _: &tera::State<'_>| {
+        let a: RepoLinkArgs = args(&k)?;
+        fact(repo_link(&a.path, a.text.as_deref()))
+    });
+    let f = facts.clone();
+    tera.register_function("published", move |k: Kwargs, _: &tera::State<'_>| {
+        let a: PublishedArgs = args(&k)?;
+        fact(match (&a.provider, a.class) {
+            (Some(provider), _) => {
+                let rows: Vec<Record> = f
                     .published_hardware
                     .iter()
-                    .filter(|r| r.runner.provider.as_deref() == Some(provider))
+                    .filter(|r| r.runner.provider.as_deref() == Some(provider.as_str()))
                     .cloned()
                     .collect();
-                return published_rows(&rows, column, figure, get("stat").unwrap_or("range"))
-                    .map_err(|e| format!("provider {provider:?}: {e}"));
+                summarise(
+                    &rows,
+                    &format!("provider {provider:?}"),
+                    a.column,
+                    a.figure,
+                    a.stat,
+                )
             }
-            let class = get("class").ok_or("needs class=\"...\"")?;
-            let class = StorageClass::parse(class).ok_or(format!("unknown class {class:?}"))?;
-            let column = get("column").ok_or("needs column=\"...\"")?;
-            let column = ColumnId::ALL
-                .into_iter()
-                .find(|c| c.as_str() == column)
-                .ok_or(format!("unknown column {column:?}"))?;
-            let figure = Figure::parse(get("figure").ok_or("needs figure=\"...\"")?)?;
-            let stat = get("stat").unwrap_or("range");
-            published(
-                &facts.published,
+            (None, Some(class)) => published(
+                &f.published,
                 class,
-                get("variant"),
-                column,
-                figure,
-                stat,
-            )
-        }
-        "published_spread" => {
-            only_args(&["column"])?;
-            let column = args
-                .iter()
-                .find(|(a, _)| a == "column")
-                .map(|(_, v)| v.as_str())
-                .ok_or("needs column=\"...\"")?;
-            published_spread(&facts.published, column)
-        }
-        other => Err(format!("unknown placeholder {other:?}")),
-    }
-}
-
-/// `key="value", key="value"`.
-fn parse_args(s: &str) -> Result<Vec<(String, String)>, String> {
-    let mut out = Vec::new();
-    let mut rest = s.trim();
-    while !rest.is_empty() {
-        let (key, after) = rest
-            .split_once('=')
-            .ok_or_else(|| format!("expected key=\"value\" at {rest:?}"))?;
-        let after = after.trim_start();
-        let after = after
-            .strip_prefix('"')
-            .ok_or_else(|| format!("the value of {} must be in double quotes", key.trim()))?;
-        let close = after
-            .find('"')
-            .ok_or_else(|| format!("the value of {} has no closing quote", key.trim()))?;
-        out.push((key.trim().to_string(), after[..close].to_string()));
-        rest = after[close + 1..].trim_start();
-        rest = rest.strip_prefix(',').unwrap_or(rest).trim_start();
-    }
-    Ok(out)
+                a.variant.as_deref(),
+                a.column,
+                a.figure,
+                a.stat,
+            ),
+            (None, None) => Err(FactError::NoClassNorProvider),
+        })
+    });
+    let f = facts.clone();
+    tera.register_function("commands", move |k: Kwargs, _: &tera::State<'_>| {
+        args::<NoArgs>(&k).map(|_| commands(&f.commands))
+    });
+    let f = facts.clone();
+    tera.register_function("options", move |k: Kwargs, _: &tera::State<'_>| {
+        let a: OptionsArgs = args(&k)?;
+        fact(options(&f.commands, &a.command))
+    });
+    let f = facts;
+    tera.register_function("published_spread", move |k: Kwargs, _: &tera::State<'_>| {
+        let a: SpreadArgs = args(&k)?;
+        fact(published_spread(&f.published, &a.column))
+    });
+    tera
 }
 
 /// The storage-class rules in the order the code tries them: filesystem types first, then
@@ -284,16 +332,14 @@ pub(crate) fn class_rules(fs_rules: &[&FsRule], disk_rules: &[&DiskRule]) -> Str
 
 /// A Markdown link to `path` in the repository: a file under `blob/main/`, a folder (ending in
 /// `/`) under `tree/main/`. The path is relative to the repository root and stays inside it.
-pub(crate) fn repo_link(path: &str, text: Option<&str>) -> Result<String, String> {
+pub(crate) fn repo_link(path: &str, text: Option<&str>) -> Result<String, FactError> {
     let inside = !path.is_empty()
         && !path.starts_with('/')
         && path
             .split('/')
             .all(|part| part != ".." && part != "." && !part.contains([' ', '(', ')', '\\']));
     if !inside {
-        return Err(format!(
-            "path {path:?}: give a path inside the repository, e.g. docs/CONTRACT.md"
-        ));
+        return Err(FactError::OutsideRepository(path.into()));
     }
     let kind = if path.ends_with('/') { "tree" } else { "blob" };
     let text = match text {
@@ -310,7 +356,7 @@ pub(crate) fn repo_link(path: &str, text: Option<&str>) -> Result<String, String
 pub(crate) fn placeholders(list: &[(&str, &str)]) -> String {
     let mut md = String::from("| placeholder | becomes |\n|---|---|\n");
     for (call, what) in list {
-        // Written out, not expanded: `expand` does not read its own output again.
+        // Written out, not called: tera does not read a function's output again.
         md.push_str(&format!(
             "| `{{{{ {} }}}}` | {} |\n",
             cell(call),
@@ -318,6 +364,44 @@ pub(crate) fn placeholders(list: &[(&str, &str)]) -> String {
         ));
     }
     md
+}
+
+/// The CLI's commands, each linked to its section of the page.
+pub(crate) fn commands(commands: &[CommandDoc]) -> String {
+    let mut md = String::from("| command | what it does |\n|---|---|\n");
+    for c in commands {
+        md.push_str(&format!(
+            "| [`{0}`](#{0}) | {1} |\n",
+            c.name,
+            cell(&c.about)
+        ));
+    }
+    md
+}
+
+/// A command's options as a table: each spelling, the default `--help` shows, the help.
+pub(crate) fn options(commands: &[CommandDoc], command: &str) -> Result<String, FactError> {
+    if commands.is_empty() {
+        // A site rendered without the CLI (the library alone) still says where the list is.
+        return Ok(format!(
+            "`cargo diskbench {command} --help` lists the options.\n"
+        ));
+    }
+    let c = commands
+        .iter()
+        .find(|c| c.name == command)
+        .ok_or_else(|| FactError::UnknownCommand(command.into()))?;
+    let mut md = String::from("| option | default | meaning |\n|---|---|---|\n");
+    for o in &c.options {
+        let names: Vec<String> = o.names.iter().map(|n| format!("`{}`", cell(n))).collect();
+        md.push_str(&format!(
+            "| {} | {} | {} |\n",
+            names.join(", "),
+            o.default.as_deref().map(cell).unwrap_or_default(),
+            cell(&o.help)
+        ));
+    }
+    Ok(md)
 }
 
 /// The mount options the record flags as changing what `fdatasync` costs.
@@ -378,25 +462,32 @@ pub(crate) fn column_settings(columns: &[(ColumnId, ColumnSettings)]) -> String 
     md
 }
 
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// Which figure of a column `published(...)` takes.
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub(crate) enum Figure {
     Iops,
     MibS,
+    /// Latency p99.
     P99,
+    /// One second divided by IOPS: the mean latency of a depth-1 column.
     Mean,
 }
 
-impl Figure {
-    fn parse(s: &str) -> Result<Figure, String> {
-        Ok(match s {
-            "iops" => Figure::Iops,
-            "mib_s" => Figure::MibS,
-            "p99" => Figure::P99,
-            "mean" => Figure::Mean,
-            other => return Err(format!("unknown figure {other:?} (iops, mib_s, p99, mean)")),
-        })
-    }
+/// What `published(...)` says about the figure over the rows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Stat {
+    /// min-max, with the median and the row count.
+    #[default]
+    Range,
+    Median,
+    Min,
+    Max,
+    Rows,
+}
 
+impl Figure {
     fn of(self, rec: &Record, column: ColumnId) -> Option<f64> {
         let d = rec
             .tests
@@ -429,64 +520,51 @@ pub(crate) fn published(
     variant: Option<&str>,
     column: ColumnId,
     figure: Figure,
-    stat: &str,
-) -> Result<String, String> {
-    let values: Vec<f64> = records
+    stat: Stat,
+) -> Result<String, FactError> {
+    let rows: Vec<Record> = records
         .iter()
         .filter(|r| r.storage.class == class)
         .filter(|r| variant.is_none_or(|v| r.runner.variant.as_deref() == Some(v)))
-        .filter_map(|r| figure.of(r, column))
+        .cloned()
         .collect();
-    if values.is_empty() {
-        return Err(format!(
-            "no published row of class {class} has {figure:?} for {column:?}"
-        ));
-    }
-    summarise_values(values, figure, stat)
+    summarise(&rows, &format!("class {class}"), column, figure, stat)
 }
 
-/// One figure over the given rows (any class): `published(provider=...)`.
-fn published_rows(
+/// One figure over `records` (`what` names them in an error).
+fn summarise(
     records: &[Record],
+    what: &str,
     column: ColumnId,
     figure: Figure,
-    stat: &str,
-) -> Result<String, String> {
-    let values: Vec<f64> = records
+    stat: Stat,
+) -> Result<String, FactError> {
+    let mut values: Vec<f64> = records
         .iter()
         .filter_map(|r| figure.of(r, column))
         .collect();
     if values.is_empty() {
-        return Err(format!("no row has {figure:?} for {column:?}"));
+        return Err(FactError::NoRows {
+            rows: what.to_string(),
+            figure,
+            column,
+        });
     }
-    summarise_values(values, figure, stat)
-}
-
-fn summarise_values(mut values: Vec<f64>, figure: Figure, stat: &str) -> Result<String, String> {
     values.sort_by(f64::total_cmp);
     let n = values.len();
-    let median = if n % 2 == 1 {
-        values[n / 2]
-    } else {
-        (values[n / 2 - 1] + values[n / 2]) / 2.0
-    };
+    let median = crate::analysis::stats::median(&values).unwrap_or(values[0]);
     let (min, max) = (values[0], values[n - 1]);
     Ok(match stat {
-        "range" => format!(
+        Stat::Range => format!(
             "{}–{} (median {}, {n} published rows)",
             figure.format(min),
             figure.format(max),
             figure.format(median)
         ),
-        "median" => figure.format(median),
-        "min" => figure.format(min),
-        "max" => figure.format(max),
-        "rows" => n.to_string(),
-        other => {
-            return Err(format!(
-                "unknown stat {other:?} (range, median, min, max, rows)"
-            ));
-        }
+        Stat::Median => figure.format(median),
+        Stat::Min => figure.format(min),
+        Stat::Max => figure.format(max),
+        Stat::Rows => n.to_string(),
     })
 }
 
@@ -503,24 +581,27 @@ pub(crate) fn column_spread(records: &[Record], column: ColumnId) -> Option<f64>
 }
 
 /// `published_spread(column=...)`: "805 x"; `column="widest"`: "random read (1,316 x)".
-pub(crate) fn published_spread(records: &[Record], column: &str) -> Result<String, String> {
+pub(crate) fn published_spread(records: &[Record], column: &str) -> Result<String, FactError> {
     if column == "widest" {
         let (c, r) = ColumnId::ALL
             .into_iter()
             .filter_map(|c| Some((c, column_spread(records, c)?)))
             .max_by(|a, b| a.1.total_cmp(&b.1))
-            .ok_or("no published column has two rows")?;
+            .ok_or_else(|| FactError::TooFewRows("any column".into()))?;
         let title = if c == ColumnId::Qd1Read {
             c.title().to_string()
         } else {
             c.title().to_lowercase()
         };
-        return Ok(format!("{title} ({})", crate::stats::fmt_ratio(r)));
+        return Ok(format!(
+            "{title} ({})",
+            crate::analysis::stats::fmt_ratio(r)
+        ));
     }
-    let c = ColumnId::parse(column).ok_or(format!("unknown column {column:?}"))?;
+    let c = ColumnId::parse(column).ok_or_else(|| FactError::UnknownColumn(column.into()))?;
     column_spread(records, c)
-        .map(crate::stats::fmt_ratio)
-        .ok_or(format!("fewer than two published rows have {column}"))
+        .map(crate::analysis::stats::fmt_ratio)
+        .ok_or_else(|| FactError::TooFewRows(column.into()))
 }
 
 /// Text safe inside a Markdown table cell.
@@ -531,11 +612,16 @@ fn cell(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A page's Markdown with its calls filled from `facts`, the error as text.
+    fn expand(md: &str, facts: &PageFacts<'static>) -> Result<String, String> {
+        crate::pages::content::fill(&tera(facts.clone()), md).map_err(|e| e.to_string())
+    }
     use record::storage_rules::FSYNC_OPTIONS;
     use record::storage_rules::{DISK_RULES, DiskTest, FS_RULES};
 
     fn page(name: &str) -> String {
-        crate::content::pages(None)
+        crate::pages::content::pages(None, &[])
             .unwrap()
             .into_iter()
             .find(|p| p.name == name)
@@ -546,7 +632,7 @@ mod tests {
     /// What a Markdown cell becomes in HTML (backticks to <code>, quotes smartened), enough
     /// to find a rule's name on the rendered page.
     fn html_of(md: &str) -> String {
-        crate::content::render(md).1
+        crate::pages::content::render(md).1
     }
 
     #[test]
@@ -574,7 +660,7 @@ mod tests {
 
     #[test]
     fn removing_or_adding_a_class_rule_changes_the_table() {
-        let facts = PageFacts::from_code().unwrap();
+        let facts = PageFacts::from_code(&[]).unwrap();
         let full = class_rules(&facts.fs_rules, &facts.disk_rules);
         let without_ebs: Vec<&DiskRule> = facts
             .disk_rules
@@ -613,7 +699,7 @@ mod tests {
                 .trim_end_matches("</p>");
             assert!(html.contains(basis), "{} not on the page", r.basis);
         }
-        let mut facts = PageFacts::from_code().unwrap();
+        let mut facts = PageFacts::from_code(&[]).unwrap();
         let gone = facts.ceilings.remove(0);
         let md = expand("{{ cache_ceilings() }}", &facts).unwrap();
         assert!(!md.contains(gone.basis), "{md}");
@@ -644,7 +730,7 @@ mod tests {
 
     #[test]
     fn column_settings_and_the_auto_engine_come_from_the_suite() {
-        let facts = PageFacts::from_code().unwrap();
+        let facts = PageFacts::from_code(&[]).unwrap();
         let md = column_settings(&facts.columns);
         // qd1-read: 4 KiB random reads, one job, depth 1, psync under auto on a disk,
         // libaio (the published harness's path) on tmpfs and psync on ramfs (no O_DIRECT).
@@ -687,14 +773,14 @@ mod tests {
 
     #[test]
     fn published_figures_are_computed_from_the_shipped_csv() {
-        let facts = PageFacts::from_code().unwrap();
+        let facts = PageFacts::from_code(&[]).unwrap();
         let nvme_sync_p99 = published(
             &facts.published,
             StorageClass::LocalNvme,
             None,
             ColumnId::SyncWrite,
             Figure::P99,
-            "range",
+            Stat::Range,
         )
         .unwrap();
         // 26 local-NVMe rows, sync-write p99 19.3 to 185.3 us, median 42.75 us.
@@ -709,7 +795,7 @@ mod tests {
             Some("gp3 default"),
             ColumnId::SeqRead,
             Figure::MibS,
-            "median",
+            Stat::Median,
         )
         .unwrap();
         assert_eq!(gp3, "401 MiB/s");
@@ -726,7 +812,7 @@ mod tests {
             None,
             ColumnId::SyncWrite,
             Figure::P99,
-            "range",
+            Stat::Range,
         )
         .unwrap();
         assert_ne!(other, nvme_sync_p99);
@@ -737,7 +823,7 @@ mod tests {
                 None,
                 ColumnId::SeqRead,
                 Figure::MibS,
-                "range"
+                Stat::Range
             )
             .is_err()
         );
@@ -745,13 +831,13 @@ mod tests {
 
     #[test]
     fn placeholders_expand_and_bad_ones_say_which() {
-        let facts = PageFacts::from_code().unwrap();
+        let facts = PageFacts::from_code(&[]).unwrap();
         let md = expand("a {{ published(class=\"tmpfs\", column=\"qd1-read\", figure=\"mean\", stat=\"rows\") }} b", &facts).unwrap();
         assert_eq!(md, "a 8 b");
         let err = expand("{{ nope() }}", &facts).unwrap_err();
-        assert!(err.contains("unknown placeholder \"nope\""), "{err}");
+        assert!(err.contains("Unknown function `nope`"), "{err}");
         let err = expand("{{ class_rules(x=\"1\") }}", &facts).unwrap_err();
-        assert!(err.contains("unknown argument \"x\""), "{err}");
+        assert!(err.contains("unknown field `x`"), "{err}");
         assert!(expand("{{ class_rules()", &facts).is_err());
         assert_eq!(
             expand("no placeholders", &facts).unwrap(),
@@ -762,7 +848,7 @@ mod tests {
     /// The figures the methodology page quotes from the project's fio fixture (clat vs lat).
     #[test]
     fn fio_fixture_clat_and_lat_figures_on_the_methodology_page_hold() {
-        let text = include_str!("../../fixtures/fio/fio-3.33-suite.json");
+        let text = include_str!("../../../fixtures/fio/fio-3.33-suite.json");
         let v: serde_json::Value = serde_json::from_str(text).unwrap();
         let p99 = |job: &str, dir: &str, kind: &str| -> f64 {
             let j = v["jobs"]
@@ -798,7 +884,7 @@ mod tests {
     /// a `## Sources {#sources}` section too.)
     #[test]
     fn every_built_in_page_has_a_sources_section() {
-        for p in crate::content::pages(None).unwrap() {
+        for p in crate::pages::content::pages(None, &[]).unwrap() {
             assert!(
                 p.html.contains("<h2 id=\"sources\">Sources</h2>"),
                 "content/{}.md has no Sources section",
@@ -810,7 +896,7 @@ mod tests {
     /// The guide says memory does "more than a thousand times" the synced writes of EBS.
     #[test]
     fn the_guides_thousand_times_claim_holds_on_the_published_rows() {
-        let facts = PageFacts::from_code().unwrap();
+        let facts = PageFacts::from_code(&[]).unwrap();
         let median = |class| {
             published(
                 &facts.published,
@@ -818,7 +904,7 @@ mod tests {
                 None,
                 ColumnId::SyncWrite,
                 Figure::Iops,
-                "median",
+                Stat::Median,
             )
             .unwrap()
             .trim_end_matches(" IOPS")
@@ -863,7 +949,7 @@ mod tests {
 
     #[test]
     fn every_placeholder_example_expands_and_is_listed() {
-        let facts = PageFacts::from_code().unwrap();
+        let facts = PageFacts::from_code(&[]).unwrap();
         for (call, _) in PLACEHOLDERS {
             let md = expand(&format!("{{{{ {call} }}}}"), &facts)
                 .unwrap_or_else(|e| panic!("{call}: {e}"));
@@ -887,7 +973,7 @@ mod tests {
             REPOSITORY.starts_with("https://github.com/"),
             "{REPOSITORY}"
         );
-        let facts = PageFacts::from_code().unwrap();
+        let facts = PageFacts::from_code(&[]).unwrap();
         let md = expand("{{ repo_link(path=\"docs/CONTRACT.md\") }}", &facts).unwrap();
         assert_eq!(
             md,

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use record::{ColumnId, Record, StepStatus, StorageClass};
 
-use crate::stats::median;
+use crate::analysis::stats::median;
 use record::load::LoadedRecord;
 
 /// Position of a column in `ColumnId::ALL` (and in every per-column array here).
@@ -472,7 +472,7 @@ pub(crate) fn by_class(runners: &[RunnerOverview]) -> Vec<(StorageClass, Vec<&Ru
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testdata::Fleet;
+    use crate::data::testdata::Fleet;
 
     fn dataset(window: Option<u32>) -> Dataset {
         let recs = Fleet::small()

@@ -10,42 +10,42 @@ use tera::Tera;
 pub(crate) const TEMPLATES: &[(&str, &str)] = &[
     (
         "base.html",
-        include_str!("../themes/default/templates/base.html"),
+        include_str!("../../themes/default/templates/base.html"),
     ),
     (
         "index.html",
-        include_str!("../themes/default/templates/index.html"),
+        include_str!("../../themes/default/templates/index.html"),
     ),
     (
         "pick.html",
-        include_str!("../themes/default/templates/pick.html"),
+        include_str!("../../themes/default/templates/pick.html"),
     ),
     (
         "runner_table.html",
-        include_str!("../themes/default/templates/runner_table.html"),
+        include_str!("../../themes/default/templates/runner_table.html"),
     ),
     (
         "column.html",
-        include_str!("../themes/default/templates/column.html"),
+        include_str!("../../themes/default/templates/column.html"),
     ),
     (
         "runner.html",
-        include_str!("../themes/default/templates/runner.html"),
+        include_str!("../../themes/default/templates/runner.html"),
     ),
     (
         "steps.html",
-        include_str!("../themes/default/templates/steps.html"),
+        include_str!("../../themes/default/templates/steps.html"),
     ),
     (
         "page.html",
-        include_str!("../themes/default/templates/page.html"),
+        include_str!("../../themes/default/templates/page.html"),
     ),
 ];
 
 /// The built-in assets, copied into `assets/`.
 pub(crate) const ASSETS: &[(&str, &str)] = &[(
     "style.css",
-    include_str!("../themes/default/assets/style.css"),
+    include_str!("../../themes/default/assets/style.css"),
 )];
 
 pub(crate) struct Theme {
@@ -110,7 +110,7 @@ pub(crate) fn load(dir: Option<&Path>) -> Result<Theme> {
     }
     let mut tera = Tera::new();
     tera.autoescape_on([".html"]);
-    tera.set_escape_fn(crate::html::esc_into);
+    tera.set_escape_fn(crate::pages::html::esc_into);
     tera.add_raw_templates(templates.iter().map(|(n, s)| (n.as_str(), s.as_str())))
         .map_err(|e| anyhow!("theme templates: {e}"))?;
     Ok(Theme { tera, assets })

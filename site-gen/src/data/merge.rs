@@ -219,7 +219,7 @@ fn read_record(path: &Path) -> std::result::Result<(Vec<u8>, serde_json::Value, 
             let Some(d) = d else { continue };
             for (field, h) in [("hist", &d.hist), ("sync_hist", &d.sync_hist)] {
                 if let Some(h) = h.as_deref() {
-                    crate::hist::check_stored(h)
+                    crate::data::hist::check_stored(h)
                         .map_err(|why| format!("field tests[{:?}].{dir}.{field}: {why}", t.id))?;
                 }
             }

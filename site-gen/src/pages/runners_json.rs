@@ -8,7 +8,7 @@ use anyhow::Result;
 use record::ColumnId;
 use serde::Serialize;
 
-use crate::model::Dataset;
+use crate::data::model::Dataset;
 
 pub(crate) const SCHEMA: &str = "diskbench.site-runners/1";
 
@@ -81,7 +81,7 @@ pub fn runners_json(ds: &Dataset) -> RunnersFile<'_> {
 pub(crate) fn write(ds: &Dataset, out: &Path) -> Result<()> {
     let mut bytes = serde_json::to_vec_pretty(&runners_json(ds))?;
     bytes.push(b'\n');
-    crate::render::write_file(out, "data/runners.json", &bytes)
+    crate::pages::render::write_file(out, "data/runners.json", &bytes)
 }
 
 #[cfg(test)]
@@ -104,7 +104,7 @@ mod tests {
             format!("2026-10-08,ram,arm64,tmpfs,{:.1},9000,300000", 19e9 / MIB),
         ];
         let csv = format!("{header}\n{}\n", rows.join("\n"));
-        let records = crate::import::csv_records(&csv, "generated.csv").unwrap();
+        let records = crate::data::import::csv_records(&csv, "generated.csv").unwrap();
         let ds = Dataset::build(
             records
                 .into_iter()
@@ -137,7 +137,7 @@ mod tests {
         assert_eq!(marked("ram", ColumnId::SeqRead), None);
         assert_eq!(marked("ram", ColumnId::Qd1Read), None);
 
-        let findings = crate::findings::findings(&ds);
+        let findings = crate::analysis::findings::findings(&ds);
         let seq = findings
             .iter()
             .find(|f| f.kind == "extremes" && f.text.starts_with("Sequential read, arm64:"))

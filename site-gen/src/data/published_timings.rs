@@ -19,7 +19,7 @@ pub(crate) const OWN_SUITE: &str = "cargo-diskbench";
 pub(crate) fn is_build_timings(text: &str) -> bool {
     // Only the first line decides (and a file that is not CSV is not build timings).
     let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-    crate::csv_table::CsvTable::parse(first)
+    crate::data::csv_table::CsvTable::parse(first)
         .is_ok_and(|table| ["suite", "step", "wall_s"].iter().all(|k| table.has(k)))
 }
 
@@ -52,7 +52,7 @@ pub(crate) fn build_timing_records(
     text: &str,
     source_file: &str,
 ) -> std::result::Result<Vec<Record>, String> {
-    let table = crate::csv_table::CsvTable::parse(text)?;
+    let table = crate::data::csv_table::CsvTable::parse(text)?;
     for required in HEADER {
         if !table.has(required) {
             return Err(format!(
@@ -74,7 +74,7 @@ pub(crate) fn build_timing_records(
                 .ok_or_else(|| format!("line {lineno}, column {k}: empty"))
         };
         let date = get("date")?;
-        crate::csv_table::check_csv_date(lineno, date)?;
+        crate::data::csv_table::check_csv_date(lineno, date)?;
         let (label, suite, step) = (get("label")?, get("suite")?, get("step")?);
         let wall = get("wall_s")?;
         let wall_s = wall
@@ -110,7 +110,7 @@ pub(crate) fn build_timing_records(
                 };
                 // From the content only: the same rows imported from another path or a copy
                 // are the same records.
-                let rec_id = crate::csv_table::stable_id(&[
+                let rec_id = crate::data::csv_table::stable_id(&[
                     "build-timings",
                     date,
                     label,
@@ -157,7 +157,7 @@ pub(crate) fn build_timing_records(
             parts.push(format!("{}={}:{:?}", st.id, st.wall_s, st.status));
         }
         let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
-        rec.id = crate::csv_table::stable_id(&parts);
+        rec.id = crate::data::csv_table::stable_id(&parts);
     }
     if records.is_empty() {
         return Err("no data rows after the header".into());
