@@ -106,13 +106,16 @@ impl SuiteProgress {
     pub fn new(quiet: bool) -> SuiteProgress {
         let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
             let bar = ProgressBar::with_draw_target(Some(1000), ProgressDrawTarget::stderr());
+            #[expect(
+                clippy::expect_used,
+                reason = "a constant template, shown by every run"
+            )]
             bar.set_style(
                 // No {eta}: indicatif's comes from the bar's rate, which falls to nearly 0 while
                 // files are laid out or removed and the ETA runs away; each phase says its own.
                 ProgressStyle::with_template(
                     "{spinner} {elapsed_precise} {bar:20} {percent:>3}% {msg}",
                 )
-                // infallible: a constant template, shown by every run.
                 .expect("valid template"),
             );
             bar.enable_steady_tick(Duration::from_millis(200));
@@ -154,9 +157,12 @@ impl SuiteProgress {
     /// Only build steps run (`cargo diskbench steps`): no column bar, a spinner from the start.
     pub fn steps_only(self) -> SuiteProgress {
         if let Some(bar) = &self.bar {
+            #[expect(
+                clippy::expect_used,
+                reason = "a constant template, shown by every run"
+            )]
             bar.set_style(
                 ProgressStyle::with_template("{spinner} {elapsed_precise} {msg}")
-                    // infallible: a constant template, shown by every run.
                     .expect("valid template"),
             );
             bar.set_message("reading the project");
@@ -365,9 +371,12 @@ impl SuiteProgress {
                     .map(|t| format!(" (last run here: {})", format_s(t)))
                     .unwrap_or_default();
                 if let Some(bar) = &self.bar {
+                    #[expect(
+                        clippy::expect_used,
+                        reason = "a constant template, shown by every run"
+                    )]
                     bar.set_style(
                         ProgressStyle::with_template("{spinner} {elapsed_precise} {msg}")
-                            // infallible: a constant template, shown by every run.
                             .expect("valid template"),
                     );
                     bar.reset_elapsed();

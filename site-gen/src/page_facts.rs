@@ -794,7 +794,7 @@ mod tests {
         }
     }
 
-    /// Issue 14: every page says where its claims come from. (A page added to `content/` needs
+    /// Every page says where its claims come from. (A page added to `content/` needs
     /// a `## Sources {#sources}` section too.)
     #[test]
     fn every_built_in_page_has_a_sources_section() {

@@ -1,4 +1,4 @@
-//! Runs that share a host (issue 28, classes 1-4): two `steps` runs on one docker daemon,
+//! Runs that share a host: two `steps` runs on one docker daemon,
 //! an interrupted docker build, a daemon that stops answering during the cleanup, and a
 //! what-if run killed while the daemon sat in its capped cgroup.
 //!

@@ -1,4 +1,4 @@
-//! Destinations that could block (issue 28, class 8): a FIFO, a socket or a block device as
+//! Destinations that could block: a FIFO, a socket or a block device as
 //! `--json`, `--markdown`, fio's `--output` or `$GITHUB_STEP_SUMMARY` is refused before
 //! anything runs (exit 2, naming the option), instead of an open that waits for a reader
 //! with signals unanswered and leaves the record or the test files behind.

@@ -906,7 +906,7 @@ fn a_second_on_ramfs_measures_many_ios_with_psync() {
     }
 }
 
-/// Issue 11: a write column writes into new files allocated as fio allocates them by default
+/// A write column writes into new files allocated as fio allocates them by default
 /// (unwritten extents), never into blocks written before; a read column reads files whose every
 /// block holds written data. One file per job, as the published harness makes them.
 #[test]

@@ -408,7 +408,7 @@ fn libaio_runs_as_itself_and_posixaio_says_which_backend_it_ran_on() {
     }
 }
 
-/// Issue 11: files are prepared as fio prepares them, option by option: a write job gets a new
+/// Files are prepared as fio prepares them, option by option: a write job gets a new
 /// file allocated with `--fallocate` (default native: unwritten extents) and no data; a job
 /// that reads, or `--overwrite=1`, gets data laid down first; a file at full size is used as it
 /// is; `--fallocate=none` leaves a new empty file that the writes extend.

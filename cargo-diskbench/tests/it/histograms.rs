@@ -1,4 +1,4 @@
-//! Stored latency histograms whose counts sum past u64 (issue 28, class 11): each one is a
+//! Stored latency histograms whose counts sum past u64: each one is a
 //! valid HDR V2 histogram, but the library keeps its total in a u64, saturates it, and then
 //! panics walking counts that never reach that total. `merge` refuses such a record naming
 //! the field; records that reach the results folder another way never panic the site.

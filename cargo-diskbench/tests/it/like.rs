@@ -1,5 +1,5 @@
 //! `run --like LABEL` records on the site, in `compare` and in the job summary: a run under
-//! caps is its own (emulated) runner, never merged into the real disk's figures (issue 29).
+//! caps is its own (emulated) runner, never merged into the real disk's figures.
 
 use std::path::Path;
 
@@ -59,8 +59,8 @@ fn like_record(real: &[record::Record]) -> record::Record {
     r
 }
 
-/// Issue 29: after `run --like X` the site's runner for this machine read "capped like X, 3
-/// runs" with capped and uncapped medians mixed. Now the real runner's entry in
+/// After `run --like X` the site's runner for this machine must not read "capped like X, 3
+/// runs" with capped and uncapped medians mixed: the real runner's entry in
 /// data/runners.json is byte for byte what it was before the like run, the emulation is a
 /// runner of its own (own label, own page, marked), the findings never name it, and
 /// `compare` takes the real runner's newest real run.
@@ -188,7 +188,7 @@ fn small_run_with(
     (serde_json::from_slice(&out.stdout).unwrap(), stderr)
 }
 
-/// Issue 29 A and C with the real command line: two real runs, the site; then `run --like`
+/// The like run kept apart, with the real command line: two real runs, the site; then `run --like`
 /// (real cgroup caps, and a real FUSE mount where /dev/fuse opens): the site's runner for this
 /// machine keeps exactly its figures and the like run is its own runner; the like record and
 /// table give, for qd1-read and sync-write, the target's time per I/O and p99 beside the

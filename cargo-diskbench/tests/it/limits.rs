@@ -1,4 +1,4 @@
-//! Limits and the arithmetic around them (issue 28, classes 6 and 7): a cap that the kernel
+//! Limits and the arithmetic around them: a cap that the kernel
 //! would read as "no limit" is refused by name before anything runs, and a process or thread
 //! limit that stops the engine from starting its jobs is an error that cleans up, never a
 //! panic or a hang.

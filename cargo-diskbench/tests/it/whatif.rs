@@ -228,7 +228,7 @@ fn sqlite_under_an_iops_cap_is_much_slower_and_latency_bound_by_experiment() {
     shown_on_the_site(&rec_of(&s));
 }
 
-/// Issue 29: without `--what-if-repeat` every condition (the normal run too) runs at least 3
+/// Without `--what-if-repeat` every condition (the normal run too) runs at least 3
 /// times, the record says how many and each run's time, and without a terminal each
 /// condition ends with a line of its runs, after an estimate of the what-if runs.
 #[test]
@@ -1217,7 +1217,7 @@ fn disk_of(path: &Path) -> String {
     format!("{major}:{minor}")
 }
 
-/// Issue 29: caps on a filesystem that lives on a loop device. The cgroup caps the disk under
+/// Caps on a filesystem that lives on a loop device. The cgroup caps the disk under
 /// the loop's backing file (the loop device itself issues nothing a cgroup sees); on cgroup v1,
 /// measured here, the loop driver writes into the backing file's page cache and the kernel's
 /// write-back takes it to the disk beside the caps, so a step's synced writes never pass
@@ -1289,7 +1289,7 @@ fn caps_on_a_loop_device_do_not_reach_the_disk_and_the_verdict_cannot_judge() {
     assert_clean(&dir, &limits);
 }
 
-/// Issue 29: a `--like` run slowed by something its caps cannot have cost (a sleep injected
+/// A `--like` run slowed by something its caps cannot have cost (a sleep injected
 /// into the capped run) is marked disturbed, and its time is not published as a prediction.
 #[test]
 #[ignore = "needs root: .ci/run runs these as root with --ignored"]
@@ -1351,8 +1351,8 @@ fn memory_disk_ios(w: &Value) -> u64 {
     io["read_ios"].as_u64().unwrap() + io["write_ios"].as_u64().unwrap()
 }
 
-/// Issue 29 B: on memory, only the work folder went to tmpfs, so a step writing its database
-/// under $TMPDIR or a cargo project's target/ ran on the disk. Now both run on memory: the
+/// On memory, not only the work folder goes to tmpfs (a step writing its database under
+/// $TMPDIR or a cargo project's target/ would run on the disk): both run on memory: the
 /// memory run's cgroup counts (next to) no disk I/O for them, while a step writing a synced
 /// database to a fixed path elsewhere still does, and gets the note that says so.
 #[test]
@@ -1439,7 +1439,7 @@ fn on_memory_tmpdir_and_the_cargo_target_are_on_memory_and_a_fixed_path_is_named
     assert_clean(dir.path(), &limits);
 }
 
-/// Issue 29 D: "waiting for another run" named neither the holder nor the wait. A second
+/// A waiting run names the holder and the wait, not only "waiting for another run". A second
 /// process (flock(1), our own child) holds the lock on the hierarchy's root; the what-if run
 /// names its pid and command line, and once the holder is gone, how long it waited.
 #[test]

@@ -1,4 +1,4 @@
-//! Hardening (issue 12): each class of fault a hostile user found, tried in several variants.
+//! Hardening: each class of fault a hostile user found, tried in several variants.
 //! One file per class; each test named on `site-gen/content/guarantees.md` lives in the file of
 //! its class.
 //!
