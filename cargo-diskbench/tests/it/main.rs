@@ -15,6 +15,7 @@ mod layout;
 mod limits;
 mod machine;
 mod manual;
+mod schema;
 mod site;
 mod steps;
 mod whatif;

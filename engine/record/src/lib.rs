@@ -34,3 +34,13 @@ pub mod what_if_notes;
 
 pub use column::{BackendKind, ColumnId, ColumnSettings, Headline, Medium};
 pub use record::*;
+
+/// The JSON schema of a [`Record`], derived from its types, as committed in
+/// `jsonschemas/record.json` (pretty-printed, one trailing newline).
+#[cfg(feature = "schema")]
+pub fn json_schema() -> String {
+    let schema = schemars::schema_for!(Record);
+    let mut text = serde_json::to_string_pretty(&schema).unwrap_or_default();
+    text.push('\n');
+    text
+}
