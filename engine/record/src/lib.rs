@@ -1,6 +1,6 @@
 //! The record of a cargo-diskbench run, and everything a reader of records needs.
 //!
-//! One JSON file per run (CONTRACT section 3) is the only thing the measuring engine and the
+//! One JSON file per run (CONTRACT section 4) is the only thing the measuring engine and the
 //! site generator share. This crate holds its types ([`Record`] and the rest, at the crate's
 //! root), the six columns and their settings ([`column`]), the fact tables that decide and
 //! explain a storage class ([`storage_rules`], [`ceiling`]), how figures are written for people

@@ -1,6 +1,6 @@
 //! The result record: one JSON file per run, the only thing the engine and the site share.
 //!
-//! The shape follows `CONTRACT.md` section 3. Fields may be added in a compatible way
+//! The shape follows `CONTRACT.md` section 4. Fields may be added in a compatible way
 //! (`#[serde(default)]`); nothing here is removed or renamed without a new schema version.
 
 use serde::{Deserialize, Serialize};
@@ -783,7 +783,7 @@ impl IoCaps {
     }
 }
 
-/// What a step's what-if experiments found (CONTRACT section 5).
+/// What a step's what-if experiments found (CONTRACT section 4).
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct WhatIf {
