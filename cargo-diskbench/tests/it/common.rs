@@ -320,3 +320,157 @@ pub fn run_json(cmd: &mut Command) -> (Output, serde_json::Value) {
     });
     (out, json)
 }
+
+/// Whitespace-separated arguments, as a test writes a command line (no argument holds a space).
+pub fn args(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
+}
+
+/// What a command did: its exit status, and its output as text.
+pub struct Ran {
+    pub status: std::process::ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Ran {
+    /// Run `cmd` to its end.
+    pub fn of(cmd: &mut Command) -> Ran {
+        let out = cmd.output().expect("cannot start cargo-diskbench");
+        Ran {
+            status: out.status,
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    /// It exited 0 (else fail, showing its stderr).
+    #[track_caller]
+    pub fn ok(self) -> Ran {
+        assert!(self.status.success(), "{}", self.stderr);
+        self
+    }
+
+    /// It exited with `code` (else fail, showing its stderr).
+    #[track_caller]
+    pub fn code(self, code: i32) -> Ran {
+        assert_eq!(self.status.code(), Some(code), "{}", self.stderr);
+        self
+    }
+
+    /// Its stderr holds `text`.
+    #[track_caller]
+    pub fn says(self, text: &str) -> Ran {
+        assert!(
+            self.stderr.contains(text),
+            "no {text:?} in: {}",
+            self.stderr
+        );
+        self
+    }
+
+    /// Its stderr does not hold `text`.
+    #[track_caller]
+    pub fn never_says(self, text: &str) -> Ran {
+        assert!(!self.stderr.contains(text), "{text:?} in: {}", self.stderr);
+        self
+    }
+
+    /// The record it printed on stdout.
+    #[track_caller]
+    pub fn record(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not a record ({e}); stderr: {}", self.stderr))
+    }
+}
+
+/// The element of the JSON array `list` whose `id` is `id` (a step, a condition, a column).
+#[track_caller]
+pub fn by_id<'a>(list: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
+    list.as_array()
+        .unwrap_or_else(|| panic!("not a list: {list:#}"))
+        .iter()
+        .find(|x| x["id"] == id)
+        .unwrap_or_else(|| panic!("no {id} in {list:#}"))
+}
+
+/// A sandboxed run: a project folder (commands run in it; its `diskbench.toml` says the
+/// steps) and a `--dir` for the test files on the work disk, both removed when dropped.
+pub struct Sandbox {
+    pub project: tempfile::TempDir,
+    pub dir: tempfile::TempDir,
+}
+
+impl Default for Sandbox {
+    fn default() -> Self {
+        Sandbox::new()
+    }
+}
+
+impl Sandbox {
+    pub fn new() -> Sandbox {
+        Sandbox::with_dir(sandbox())
+    }
+
+    /// With `dir` as `--dir` (e.g. one on tmpfs).
+    pub fn with_dir(dir: tempfile::TempDir) -> Sandbox {
+        Sandbox {
+            project: tempfile::tempdir().expect("cannot create a temp folder"),
+            dir,
+        }
+    }
+
+    /// With `toml` as the project's `diskbench.toml`.
+    pub fn steps_toml(self, toml: &str) -> Sandbox {
+        self.file("diskbench.toml", toml)
+    }
+
+    /// With `text` in the project's file `rel` (its folder made).
+    pub fn file(self, rel: &str, text: &str) -> Sandbox {
+        let path = self.project.path().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+        self
+    }
+
+    pub fn project(&self) -> &std::path::Path {
+        self.project.path()
+    }
+
+    pub fn dir(&self) -> &std::path::Path {
+        self.dir.path()
+    }
+
+    /// `steps` here (see [`steps_cmd`]) with `line`'s arguments.
+    pub fn steps(&self, line: &str) -> Command {
+        steps_cmd(self.project(), self.dir(), &args(line))
+    }
+
+    /// `steps --what-if` here with `line`'s arguments.
+    pub fn what_if(&self, line: &str) -> Command {
+        let mut cmd = self.steps("--what-if");
+        cmd.args(args(line));
+        cmd
+    }
+
+    /// The binary in the project folder with `line`'s arguments and `--dir` last.
+    pub fn cmd(&self, line: &str) -> Command {
+        let mut cmd = bin();
+        cmd.current_dir(self.project())
+            .args(args(line))
+            .arg("--dir")
+            .arg(self.dir());
+        cmd
+    }
+
+    /// Nothing is left in `--dir`.
+    #[track_caller]
+    pub fn assert_dir_empty(&self) {
+        let left: Vec<_> = std::fs::read_dir(self.dir())
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        assert!(left.is_empty(), "left behind in --dir: {left:?}");
+    }
+}
