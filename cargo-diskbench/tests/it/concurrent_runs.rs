@@ -391,16 +391,10 @@ fn a_daemon_left_capped_by_a_killed_what_if_run_is_released_by_the_next_run() {
         ("run", &QUICK_SEQ_READ_RUN),
         (
             "steps --what-if",
-            &[
-                "steps",
-                "--what-if",
-                "--what-if-only",
-                "memory",
-                "--only",
-                "sqlite",
-                "--sqlite-transactions",
-                "20",
-            ],
+            &common::args(
+                "steps --what-if --what-if-only memory --only sqlite \
+                --sqlite-transactions 20",
+            ),
         ),
     ];
     // Every run and steps of the tool sweeps such groups at its start, so one that another

@@ -19,14 +19,9 @@ fn workdir() -> tempfile::TempDir {
 /// every suite setting its own.
 fn bare_run_cmd(dir: &Path) -> Command {
     let mut cmd = common::bin();
-    cmd.current_dir(dir).args([
-        "run",
-        "--results",
-        "results",
-        "--no-steps",
-        "--no-site",
-        "--quiet",
-    ]);
+    cmd.current_dir(dir).args(common::args(
+        "run --results results --no-steps --no-site --quiet",
+    ));
     cmd
 }
 
@@ -513,24 +508,10 @@ fn io_uring_refused_by_the_kernel_via_strace_falls_back_to_psync() {
         .args(["-f", "-qq", "-o", "/dev/null", "-e", "trace=io_uring_setup"])
         .args(["-e", "inject=io_uring_setup:error=EPERM"])
         .arg(env!("CARGO_BIN_EXE_cargo-diskbench"))
-        .args([
-            "run",
-            "--dir",
-            ".",
-            "--results",
-            "results",
-            "--no-steps",
-            "--no-site",
-        ])
-        .args([
-            "--size",
-            "16M",
-            "--runtime",
-            "0.5",
-            "--ramp",
-            "0",
-            "--quiet",
-        ])
+        .args(common::args(
+            "run --dir . --results results --no-steps --no-site",
+        ))
+        .args(common::args("--size 16M --runtime 0.5 --ramp 0 --quiet"))
         .args(["--only", "seq-read"]);
     let out = output(cmd);
     if !out.status.success() && stderr(&out).contains("ptrace") {
@@ -698,14 +679,7 @@ fn repeat_reports_every_pass_and_the_spread() {
     let dir = workdir();
     let out = output(run_cmd(
         dir.path(),
-        &[
-            "--only",
-            "qd1-read,sync-write",
-            "--repeat",
-            "3",
-            "--runtime",
-            "0.5",
-        ],
+        &common::args("--only qd1-read,sync-write --repeat 3 --runtime 0.5"),
     ));
     assert!(out.status.success(), "{}", stderr(&out));
     let record = only_record(dir.path());
@@ -738,14 +712,7 @@ fn explicit_engines_are_honoured() {
     let dir = workdir();
     let out = output(run_cmd(
         dir.path(),
-        &[
-            "--only",
-            "sync-write,qd1-read",
-            "--engine",
-            "io_uring",
-            "--runtime",
-            "0.5",
-        ],
+        &common::args("--only sync-write,qd1-read --engine io_uring --runtime 0.5"),
     ));
     assert!(out.status.success(), "{}", stderr(&out));
     let record = only_record(dir.path());
@@ -758,14 +725,7 @@ fn explicit_engines_are_honoured() {
     let dir = workdir();
     let out = output(run_cmd(
         dir.path(),
-        &[
-            "--only",
-            "rand-write",
-            "--engine",
-            "psync",
-            "--runtime",
-            "0.5",
-        ],
+        &common::args("--only rand-write --engine psync --runtime 0.5"),
     ));
     assert!(out.status.success(), "{}", stderr(&out));
     let t = &only_record(dir.path()).tests[0];

@@ -130,19 +130,11 @@ fn issue_line_3_size_based_moves_size_once() {
     let dir = work_dir();
     let record = run_json(
         dir.path(),
-        &[
-            "--randrepeat=1",
-            "--ioengine=libaio",
-            "--direct=1",
-            "--gtod_reduce=1",
-            "--name=fiotest",
-            "--filename=testfio",
-            "--bs=4k",
-            "--iodepth=64",
-            "--size=16M",
-            "--readwrite=randrw",
-            "--rwmixread=75",
-        ],
+        &common::args(
+            "--randrepeat=1 --ioengine=libaio --direct=1 --gtod_reduce=1 \
+            --name=fiotest --filename=testfio --bs=4k --iodepth=64 \
+            --size=16M --readwrite=randrw --rwmixread=75",
+        ),
     );
     let t = &record.tests[0];
     let ios = t.read.as_ref().map_or(0, |d| d.ios) + t.write.as_ref().map_or(0, |d| d.ios);
@@ -440,15 +432,10 @@ fn files_are_prepared_as_fio_prepares_them() {
     // pass (the random map) would take a disk over 65,000 synced writes a second to cover. (The
     // run is long enough for a first synced write into unwritten extents to finish on a busy
     // disk: at 0.1 s a CI run once completed none, and a run with no I/O has no figure.)
-    let p = prep(&[
-        "--name=w",
-        "--size=256m",
-        "--bs=4k",
-        "--direct=1",
-        "--rw=randwrite",
-        "--fdatasync=1",
-        "--runtime=1s",
-    ]);
+    let p = prep(&common::args(
+        "--name=w --size=256m --bs=4k --direct=1 --rw=randwrite \
+        --fdatasync=1 --runtime=1s",
+    ));
     assert_eq!((p.method.as_str(), p.fresh), ("fallocate", true), "{p:?}");
     let w = dir.path().join("w.0");
     assert_eq!(std::fs::metadata(&w).unwrap().len(), 256 << 20);
@@ -541,16 +528,10 @@ fn libaio_reaps_one_completion_per_call_as_fio_does() {
         .args(["-f", "-c", "-e", "trace=io_submit,io_getevents", "-o"])
         .arg(&counts)
         .arg(env!("CARGO_BIN_EXE_cargo-diskbench"))
-        .args([
-            "fio",
-            "--name=r",
-            "--rw=randread",
-            "--bs=4k",
-            "--size=1m",
-            "--iodepth=8",
-            "--ioengine=libaio",
-            "--direct=1",
-        ])
+        .args(common::args(
+            "fio --name=r --rw=randread --bs=4k --size=1m --iodepth=8 \
+            --ioengine=libaio --direct=1",
+        ))
         .output()
         .unwrap();
     if !out.status.success() && stderr(&out).contains("ptrace") {

@@ -159,23 +159,12 @@ fn small_run_with(
 ) -> (Value, String) {
     let out = common::bin()
         .envs(env.iter().copied())
-        .args([
-            "run",
-            "--no-steps",
-            "--no-site",
-            "--only",
-            "seq-read,qd1-read,sync-write",
-        ])
-        .args([
-            "--size",
-            "32M",
-            "--runtime",
-            "0.5",
-            "--ramp",
-            "0.25",
-            "--json",
-            "-",
-        ])
+        .args(common::args(
+            "run --no-steps --no-site --only seq-read,qd1-read,sync-write",
+        ))
+        .args(common::args(
+            "--size 32M --runtime 0.5 --ramp 0.25 --json -",
+        ))
         .args(extra)
         .arg("--dir")
         .arg(dir)

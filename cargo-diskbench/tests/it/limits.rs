@@ -104,14 +104,9 @@ fn caps_that_would_become_no_limit_are_refused_naming_the_option() {
         let r = results.path().join("r");
         let out = common::bin()
             .current_dir(project.path())
-            .args([
-                "steps",
-                "--what-if",
-                "--only",
-                "no-such-step",
-                "--like",
-                "tiny-runner",
-            ])
+            .args(common::args(
+                "steps --what-if --only no-such-step --like tiny-runner",
+            ))
             .arg("--dir")
             .arg(dir.path())
             .arg("--results")
@@ -121,14 +116,9 @@ fn caps_that_would_become_no_limit_are_refused_naming_the_option() {
         assert_refused(&out, &["--like tiny-runner", column], dir.path());
         if is_root() {
             let out = common::bin()
-                .args([
-                    "run",
-                    "--no-steps",
-                    "--no-site",
-                    "--like",
-                    "tiny-runner",
-                    "--dir",
-                ])
+                .args(common::args(
+                    "run --no-steps --no-site --like tiny-runner --dir",
+                ))
                 .arg(dir.path())
                 .arg("--results")
                 .arg(&r)
