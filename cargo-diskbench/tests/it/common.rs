@@ -93,14 +93,18 @@ impl Drop for Mounted {
     }
 }
 
+/// Whether this test runs as root.
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and no side effects.
+    unsafe { libc::geteuid() == 0 }
+}
+
 /// For a test that needs root (`#[ignore]`d, so `.ci/run` runs it as root with `--ignored`):
 /// fails at once, saying so, when run without root.
 pub fn require_root() {
-    // SAFETY: geteuid has no preconditions and no side effects.
-    let euid = unsafe { libc::geteuid() };
-    assert_eq!(
-        euid, 0,
-        "this test needs root (euid is {euid}): run it as root, as .ci/run does with --ignored"
+    assert!(
+        is_root(),
+        "this test needs root: run it as root, as .ci/run does with --ignored"
     );
 }
 

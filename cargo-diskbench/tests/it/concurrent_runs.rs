@@ -318,7 +318,7 @@ impl KilledRunGroup {
     /// A group as a run that had pid `pid` made it.
     fn named_for(pid: u32, tag: &str) -> Option<KilledRunGroup> {
         let root = Path::new("/sys/fs/cgroup/blkio");
-        if !is_root() || !root.join("blkio.throttle.write_iops_device").exists() {
+        if !common::is_root() || !root.join("blkio.throttle.write_iops_device").exists() {
             return None;
         }
         let dir = root.join(format!("cargo-diskbench-{pid}-{tag}"));
@@ -358,11 +358,6 @@ impl Drop for KilledRunGroup {
             let _ = std::fs::remove_dir(&self.dir);
         }
     }
-}
-
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
 }
 
 /// A what-if run killed with SIGKILL while the docker daemon sat in its capped cgroup left the

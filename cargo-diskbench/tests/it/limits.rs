@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use crate::common::{self, sandbox, steps_cmd};
+use crate::common::{self, Ran, sandbox, steps_cmd};
 
 /// A results folder holding one imported record labelled `label` with these four figures
 /// (seq-read and seq-write MiB/s, rand-read and rand-write IOPS).
@@ -21,25 +21,18 @@ fn results_with(label: &str, figures: [&str; 4]) -> tempfile::TempDir {
         ),
     )
     .unwrap();
-    let out = common::bin()
-        .arg("import")
-        .arg(&csv)
-        .arg("--results")
-        .arg(results.path().join("r"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let mut import = common::bin();
+    let results_dir = results.path().join("r");
+    Ran::of(
+        import
+            .arg("import")
+            .arg(&csv)
+            .arg("--results")
+            .arg(results_dir),
+    )
+    .ok();
     std::fs::remove_file(&csv).unwrap();
     results
-}
-
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
 }
 
 fn assert_refused(out: &std::process::Output, names: &[&str], dir: &Path) {
@@ -114,7 +107,7 @@ fn caps_that_would_become_no_limit_are_refused_naming_the_option() {
             .output()
             .unwrap();
         assert_refused(&out, &["--like tiny-runner", column], dir.path());
-        if is_root() {
+        if common::is_root() {
             let out = common::bin()
                 .args(common::args(
                     "run --no-steps --no-site --like tiny-runner --dir",
@@ -136,7 +129,7 @@ struct PidsGroup(std::path::PathBuf);
 impl PidsGroup {
     fn new(max: u32) -> Option<PidsGroup> {
         let root = Path::new("/sys/fs/cgroup/pids");
-        if !is_root() || !root.join("cgroup.procs").exists() {
+        if !common::is_root() || !root.join("cgroup.procs").exists() {
             return None;
         }
         let dir = root.join(format!(
@@ -225,17 +218,10 @@ fn a_process_or_thread_limit_is_an_error_that_cleans_up() {
         let dir = sandbox();
         let directory = format!("--directory={}", dir.path().display());
         let mut cmd = common::bin();
-        cmd.args([
-            "fio",
-            "--name=t",
-            &directory,
-            "--rw=randread",
-            "--bs=4k",
-            "--size=4M",
-            "--numjobs=8",
-            "--runtime=1s",
-            "--time_based",
-        ])
+        cmd.args(common::args(
+            "fio --name=t --rw=randread --bs=4k --size=4M --numjobs=8 --runtime=1s --time_based",
+        ))
+        .arg(&directory)
         .env_remove("GITHUB_STEP_SUMMARY");
         if thread {
             cmd.arg("--thread");
