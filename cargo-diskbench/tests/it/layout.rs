@@ -856,21 +856,24 @@ fn cites_an_issue(comment: &str) -> bool {
     })
 }
 
-/// No code comment in the workspace names an issue number; it says the behaviour instead.
-/// (Unwraps outside tests are clippy's `unwrap_used`/`expect_used`, in Cargo.toml.)
+/// No code comment in the workspace (Rust, and the shell scripts beside it) names an issue
+/// number; it says the behaviour instead. (Unwraps outside tests are clippy's
+/// `unwrap_used`/`expect_used`, in Cargo.toml.)
 #[test]
 fn no_code_comment_cites_an_issue_number() {
     let root = common::repo_root();
     let mut found = Vec::new();
-    for top in ["engine", "site-gen", "cargo-diskbench"] {
+    for top in ["engine", "site-gen", "cargo-diskbench", "bench"] {
         for file in common::tree::files(&root.join(top)) {
-            if file.extension().is_none_or(|e| e != "rs") {
-                continue;
-            }
+            let marker = match file.extension().and_then(|e| e.to_str()) {
+                Some("rs") => "//",
+                Some("sh") => "#",
+                _ => continue,
+            };
             let text = std::fs::read_to_string(&file).unwrap();
             for (n, line) in text.lines().enumerate() {
                 if line
-                    .split_once("//")
+                    .split_once(marker)
                     .is_some_and(|(_, c)| cites_an_issue(c))
                 {
                     found.push(format!("{}:{}: {}", file.display(), n + 1, line.trim()));
