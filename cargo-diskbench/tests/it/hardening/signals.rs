@@ -263,7 +263,7 @@ const THROTTLE_FILES: [&str; 4] = [
 
 /// A real v1 blkio cgroup standing in for a docker daemon's own (as systemd's
 /// `docker.service`): not made by the tool, so it is capped in place, with a fake `dockerd` (a
-/// copy of `sleep`, so its command name is `dockerd`) inside.
+/// link to `sleep` named so, hence its command name) inside.
 struct DaemonCgroup {
     dir: PathBuf,
     name: String,
@@ -281,7 +281,10 @@ impl DaemonCgroup {
         }
         let bin = sandbox();
         let dockerd = bin.path().join("dockerd");
-        std::fs::copy("/bin/sleep", &dockerd).unwrap();
+        // A link, not a copy: exec names the process after the name it ran (`dockerd`), and a
+        // fresh copy could still be open for writing in a child another test forked meanwhile,
+        // which fails this exec with ETXTBSY ("Text file busy"; seen in a full root run).
+        std::os::unix::fs::symlink("/bin/sleep", &dockerd).unwrap();
         let daemon = Command::new(&dockerd).arg("900").spawn().unwrap();
         std::fs::write(dir.join("cgroup.procs"), daemon.id().to_string()).unwrap();
         DaemonCgroup {
