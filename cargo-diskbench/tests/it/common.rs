@@ -36,6 +36,16 @@ pub struct Mounted(PathBuf);
 
 impl Mounted {
     pub fn new(fstype: &str, opts: &str, at: &std::path::Path) -> Mounted {
+        Mounted::from(std::path::Path::new(fstype), fstype, opts, at)
+    }
+
+    /// `source` (a device, or an image with `opts` `loop`) mounted as `fstype` on `at`.
+    pub fn from(
+        source: &std::path::Path,
+        fstype: &str,
+        opts: &str,
+        at: &std::path::Path,
+    ) -> Mounted {
         require_root();
         std::fs::create_dir_all(at).unwrap();
         let mut mount = Command::new("mount");
@@ -44,7 +54,7 @@ impl Mounted {
             mount.args(["-o", opts]);
         }
         let ok = mount
-            .arg(fstype)
+            .arg(source)
             .arg(at)
             .status()
             .is_ok_and(|s| s.success());
@@ -340,7 +350,9 @@ pub struct Ran {
 impl Ran {
     /// Run `cmd` to its end.
     pub fn of(cmd: &mut Command) -> Ran {
-        let out = cmd.output().expect("cannot start cargo-diskbench");
+        let out = cmd
+            .output()
+            .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
         Ran {
             status: out.status,
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),

@@ -849,85 +849,38 @@ fn a_second_what_if_run_waits_for_the_first() {
     rig.clean(dir_b.path());
 }
 
-/// A filesystem image mounted through a loop device, for a test: the image lives in the test's
-/// sandbox on the work disk. Unmounted, detached and removed when dropped, also when the test
-/// fails half-way.
+/// A fresh ext4 image of `mib` MiB in a sandbox on the work disk, mounted through a loop device
+/// (`mount -o loop`); unmounted (which frees the loop device) and removed when dropped, also
+/// when the test fails half-way.
 struct LoopMount {
-    _sandbox: tempfile::TempDir,
     image: PathBuf,
-    device: Option<String>,
     mount_point: PathBuf,
-    mounted: bool,
+    _mounted: common::Mounted,
+    _sandbox: tempfile::TempDir,
 }
 
 impl LoopMount {
-    /// A fresh ext4 image of `mib` MiB on a loop device, mounted.
     fn ext4(mib: u64) -> LoopMount {
         let sandbox = sandbox();
         let image = sandbox.path().join("fs.img");
         let mount_point = sandbox.path().join("mnt");
-        std::fs::create_dir(&mount_point).unwrap();
-        std::fs::File::create(&image)
-            .unwrap()
-            .set_len(mib << 20)
-            .unwrap();
-        let mut lo = LoopMount {
-            _sandbox: sandbox,
+        let file = std::fs::File::create(&image).unwrap();
+        file.set_len(mib << 20).unwrap();
+        Ran::of(Command::new("mkfs.ext4").args(["-q", "-F"]).arg(&image)).ok();
+        let mounted = common::Mounted::from(&image, "ext4", "loop", &mount_point);
+        LoopMount {
             image,
-            device: None,
             mount_point,
-            mounted: false,
-        };
-        let ok = |cmd: &mut Command| {
-            let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
-            assert!(
-                out.status.success(),
-                "{cmd:?}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            String::from_utf8_lossy(&out.stdout).trim().to_string()
-        };
-        ok(Command::new("mkfs.ext4").args(["-q", "-F"]).arg(&lo.image));
-        lo.device = Some(ok(Command::new("losetup")
-            .args(["--find", "--show"])
-            .arg(&lo.image)));
-        ok(Command::new("mount")
-            .arg(lo.device.as_ref().unwrap())
-            .arg(&lo.mount_point));
-        lo.mounted = true;
-        lo
+            _mounted: mounted,
+            _sandbox: sandbox,
+        }
     }
 
-    /// The loop device's number, `MAJ:MIN`.
+    /// The loop device's number, `MAJ:MIN`: the device of the filesystem on it.
     fn dev_num(&self) -> String {
-        let name = Path::new(self.device.as_ref().unwrap())
-            .file_name()
-            .unwrap()
-            .to_string_lossy()
-            .into_owned();
-        std::fs::read_to_string(format!("/sys/block/{name}/dev"))
-            .unwrap()
-            .trim()
-            .to_string()
-    }
-}
-
-impl Drop for LoopMount {
-    fn drop(&mut self) {
-        if self.mounted {
-            let plain = Command::new("umount").arg(&self.mount_point).status();
-            if !plain.is_ok_and(|s| s.success()) {
-                // Something still holds it (a failed step's straggler): detach it anyway.
-                let _ = Command::new("umount")
-                    .arg("--lazy")
-                    .arg(&self.mount_point)
-                    .status();
-            }
-        }
-        if let Some(dev) = &self.device {
-            let _ = Command::new("losetup").arg("--detach").arg(dev).status();
-        }
-        let _ = std::fs::remove_file(&self.image);
+        use std::os::unix::fs::MetadataExt;
+        let dev = std::fs::metadata(&self.mount_point).unwrap().dev();
+        format!("{}:{}", libc::major(dev), libc::minor(dev))
     }
 }
 
