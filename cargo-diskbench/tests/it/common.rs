@@ -490,3 +490,25 @@ impl Sandbox {
         assert!(left.is_empty(), "left behind in --dir: {left:?}");
     }
 }
+
+/// The tool with `args` run in `dir` under `strace` with `trace` (strace's own options), as a
+/// disk-loading run; None, said through [`skip`], where strace is missing or may not trace.
+pub fn strace(dir: &std::path::Path, trace: &[&str], args: &[&str]) -> Option<Output> {
+    if Command::new("strace").arg("-V").output().is_err() {
+        skip("strace not installed");
+        return None;
+    }
+    let _load = disk_load();
+    let out = Command::new("strace")
+        .current_dir(dir)
+        .args(trace)
+        .arg(env!("CARGO_BIN_EXE_cargo-diskbench"))
+        .args(args)
+        .output()
+        .expect("cannot start strace");
+    if !out.status.success() && String::from_utf8_lossy(&out.stderr).contains("ptrace") {
+        skip("ptrace not permitted here");
+        return None;
+    }
+    Some(out)
+}

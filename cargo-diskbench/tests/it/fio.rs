@@ -2,7 +2,7 @@
 //! end at small sizes (files moved into a temp dir), the record it prints, and refusals.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use record::Record;
 
@@ -456,28 +456,16 @@ fn resident_pages(path: &Path) -> (usize, usize) {
 /// take as few as 32.
 #[test]
 fn libaio_reaps_one_completion_per_call_as_fio_does() {
-    if Command::new("strace").arg("-V").output().is_err() {
-        common::skip("strace not installed");
-        return;
-    }
     let dir = work_dir();
     let counts = dir.path().join("counts");
-    let _load = common::disk_load();
-    let out = Command::new("strace")
-        .current_dir(dir.path())
-        .args(["-f", "-c", "-e", "trace=io_submit,io_getevents", "-o"])
-        .arg(&counts)
-        .arg(env!("CARGO_BIN_EXE_cargo-diskbench"))
-        .args(common::args(
-            "fio --name=r --rw=randread --bs=4k --size=1m --iodepth=8 \
-            --ioengine=libaio --direct=1",
-        ))
-        .output()
-        .unwrap();
-    if !out.status.success() && stderr(&out).contains("ptrace") {
-        common::skip("ptrace not permitted here");
+    let trace = ["-f", "-c", "-e", "trace=io_submit,io_getevents", "-o"];
+    let trace = [&trace[..], &[counts.to_str().unwrap()]].concat();
+    let args = common::args(
+        "fio --name=r --rw=randread --bs=4k --size=1m --iodepth=8 --ioengine=libaio --direct=1",
+    );
+    let Some(out) = common::strace(dir.path(), &trace, &args) else {
         return;
-    }
+    };
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stdout(&out).contains("ran: libaio"), "{}", stdout(&out));
     let summary = std::fs::read_to_string(&counts).unwrap();
