@@ -512,3 +512,36 @@ pub fn strace(dir: &std::path::Path, trace: &[&str], args: &[&str]) -> Option<Ou
     }
     Some(out)
 }
+
+/// Run `cmd` for at most `limit` (a regression may block forever, in open(2) on a FIFO or at a
+/// barrier), its output to a file so a full pipe never blocks it: (exit code, stderr), the
+/// code None when it had to be killed.
+pub fn bounded(mut cmd: Command, limit: std::time::Duration) -> (Option<i32>, String) {
+    use std::process::Stdio;
+    let logs = tempfile::tempdir().unwrap();
+    let err = logs.path().join("stderr");
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&err).unwrap());
+    let mut child = cmd.spawn().unwrap();
+    let start = std::time::Instant::now();
+    let code = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s.code();
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    (code, std::fs::read_to_string(&err).unwrap_or_default())
+}
+
+/// A FIFO at `path`.
+pub fn mkfifo(path: &std::path::Path) {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+}

@@ -178,27 +178,8 @@ impl Drop for PidsGroup {
 }
 
 /// Run `cmd` for at most two minutes: (exit code, stderr); None when it had to be killed.
-fn bounded(mut cmd: std::process::Command) -> (Option<i32>, String) {
-    use std::process::Stdio;
-    let logs = tempfile::tempdir().unwrap();
-    let err = logs.path().join("stderr");
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&err).unwrap());
-    let mut child = cmd.spawn().unwrap();
-    let start = std::time::Instant::now();
-    let code = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s.code();
-        }
-        if start.elapsed() > std::time::Duration::from_secs(120) {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    };
-    (code, std::fs::read_to_string(&err).unwrap_or_default())
+fn bounded(cmd: std::process::Command) -> (Option<i32>, String) {
+    common::bounded(cmd, std::time::Duration::from_secs(120))
 }
 
 /// Under a `pids.max` the jobs cannot all start: fork fails, then so does the thread
