@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What-if experiments on a machine whose every core is busy (issue 29): a CPU hog per core
+# What-if experiments on a machine whose every core is busy: a CPU hog per core
 # (a `nice -n 0` busy loop each, killed on exit), then RUNS times (default 5)
 #   cargo-diskbench steps --what-if --only cargo-build,sqlite
 # in a folder outside any Cargo project (so cargo-build builds the generated crate). Prints

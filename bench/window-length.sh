@@ -4,7 +4,7 @@
 # columns), with a 0.5 s IOPS log: RUNS runs (default 3) of each column, then per column the
 # spread over the runs of the whole 20 s figure, of the first 5 s and of the first 3 s (what
 # a rule that stops early would see), and within each run how far its four 5 s blocks are
-# apart. For issue 26: whether a shorter window, not the disk, is what widens a spread.
+# apart. It answers whether a shorter window, not the disk, is what widens a spread.
 #
 #   bench/window-length.sh [DIR]       (default /work/bench-scratch/window-length; removed after)
 #   RUNS=5 bench/window-length.sh

@@ -1,5 +1,9 @@
 //! The progress of a run on stderr: a bar with ETA on a terminal, one plain line per column
 //! and step elsewhere (CI logs).
+#![expect(
+    clippy::expect_used,
+    reason = "the progress templates are constants, shown by every run"
+)]
 
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};

@@ -36,6 +36,16 @@ pub struct Mounted(PathBuf);
 
 impl Mounted {
     pub fn new(fstype: &str, opts: &str, at: &std::path::Path) -> Mounted {
+        Mounted::from(std::path::Path::new(fstype), fstype, opts, at)
+    }
+
+    /// `source` (a device, or an image with `opts` `loop`) mounted as `fstype` on `at`.
+    pub fn from(
+        source: &std::path::Path,
+        fstype: &str,
+        opts: &str,
+        at: &std::path::Path,
+    ) -> Mounted {
         require_root();
         std::fs::create_dir_all(at).unwrap();
         let mut mount = Command::new("mount");
@@ -44,7 +54,7 @@ impl Mounted {
             mount.args(["-o", opts]);
         }
         let ok = mount
-            .arg(fstype)
+            .arg(source)
             .arg(at)
             .status()
             .is_ok_and(|s| s.success());
@@ -93,14 +103,18 @@ impl Drop for Mounted {
     }
 }
 
+/// Whether this test runs as root.
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and no side effects.
+    unsafe { libc::geteuid() == 0 }
+}
+
 /// For a test that needs root (`#[ignore]`d, so `.ci/run` runs it as root with `--ignored`):
 /// fails at once, saying so, when run without root.
 pub fn require_root() {
-    // SAFETY: geteuid has no preconditions and no side effects.
-    let euid = unsafe { libc::geteuid() };
-    assert_eq!(
-        euid, 0,
-        "this test needs root (euid is {euid}): run it as root, as .ci/run does with --ignored"
+    assert!(
+        is_root(),
+        "this test needs root: run it as root, as .ci/run does with --ignored"
     );
 }
 
@@ -319,4 +333,215 @@ pub fn run_json(cmd: &mut Command) -> (Output, serde_json::Value) {
         )
     });
     (out, json)
+}
+
+/// Whitespace-separated arguments, as a test writes a command line (no argument holds a space).
+pub fn args(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
+}
+
+/// What a command did: its exit status, and its output as text.
+pub struct Ran {
+    pub status: std::process::ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Ran {
+    /// Run `cmd` to its end.
+    pub fn of(cmd: &mut Command) -> Ran {
+        let out = cmd
+            .output()
+            .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
+        Ran {
+            status: out.status,
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    /// It exited 0 (else fail, showing its stderr).
+    #[track_caller]
+    pub fn ok(self) -> Ran {
+        assert!(self.status.success(), "{}", self.stderr);
+        self
+    }
+
+    /// It exited with `code` (else fail, showing its stderr).
+    #[track_caller]
+    pub fn code(self, code: i32) -> Ran {
+        assert_eq!(self.status.code(), Some(code), "{}", self.stderr);
+        self
+    }
+
+    /// Its stderr holds `text`.
+    #[track_caller]
+    pub fn says(self, text: &str) -> Ran {
+        assert!(
+            self.stderr.contains(text),
+            "no {text:?} in: {}",
+            self.stderr
+        );
+        self
+    }
+
+    /// Its stderr does not hold `text`.
+    #[track_caller]
+    pub fn never_says(self, text: &str) -> Ran {
+        assert!(!self.stderr.contains(text), "{text:?} in: {}", self.stderr);
+        self
+    }
+
+    /// The record it printed on stdout.
+    #[track_caller]
+    pub fn record(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not a record ({e}); stderr: {}", self.stderr))
+    }
+}
+
+/// The element of the JSON array `list` whose `id` is `id` (a step, a condition, a column).
+#[track_caller]
+pub fn by_id<'a>(list: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
+    list.as_array()
+        .unwrap_or_else(|| panic!("not a list: {list:#}"))
+        .iter()
+        .find(|x| x["id"] == id)
+        .unwrap_or_else(|| panic!("no {id} in {list:#}"))
+}
+
+/// A sandboxed run: a project folder (commands run in it; its `diskbench.toml` says the
+/// steps) and a `--dir` for the test files on the work disk, both removed when dropped.
+pub struct Sandbox {
+    pub project: tempfile::TempDir,
+    pub dir: tempfile::TempDir,
+}
+
+impl Default for Sandbox {
+    fn default() -> Self {
+        Sandbox::new()
+    }
+}
+
+impl Sandbox {
+    pub fn new() -> Sandbox {
+        Sandbox::with_dir(sandbox())
+    }
+
+    /// With `dir` as `--dir` (e.g. one on tmpfs).
+    pub fn with_dir(dir: tempfile::TempDir) -> Sandbox {
+        Sandbox {
+            project: tempfile::tempdir().expect("cannot create a temp folder"),
+            dir,
+        }
+    }
+
+    /// With `toml` as the project's `diskbench.toml`.
+    pub fn steps_toml(self, toml: &str) -> Sandbox {
+        self.file("diskbench.toml", toml)
+    }
+
+    /// With `text` in the project's file `rel` (its folder made).
+    pub fn file(self, rel: &str, text: &str) -> Sandbox {
+        let path = self.project.path().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+        self
+    }
+
+    pub fn project(&self) -> &std::path::Path {
+        self.project.path()
+    }
+
+    pub fn dir(&self) -> &std::path::Path {
+        self.dir.path()
+    }
+
+    /// `steps` here (see [`steps_cmd`]) with `line`'s arguments.
+    pub fn steps(&self, line: &str) -> Command {
+        steps_cmd(self.project(), self.dir(), &args(line))
+    }
+
+    /// `steps --what-if` here with `line`'s arguments.
+    pub fn what_if(&self, line: &str) -> Command {
+        let mut cmd = self.steps("--what-if");
+        cmd.args(args(line));
+        cmd
+    }
+
+    /// The binary in the project folder with `line`'s arguments and `--dir` last.
+    pub fn cmd(&self, line: &str) -> Command {
+        let mut cmd = bin();
+        cmd.current_dir(self.project())
+            .args(args(line))
+            .arg("--dir")
+            .arg(self.dir());
+        cmd
+    }
+
+    /// Nothing is left in `--dir`.
+    #[track_caller]
+    pub fn assert_dir_empty(&self) {
+        let left: Vec<_> = std::fs::read_dir(self.dir())
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        assert!(left.is_empty(), "left behind in --dir: {left:?}");
+    }
+}
+
+/// The tool with `args` run in `dir` under `strace` with `trace` (strace's own options), as a
+/// disk-loading run; None, said through [`skip`], where strace is missing or may not trace.
+pub fn strace(dir: &std::path::Path, trace: &[&str], args: &[&str]) -> Option<Output> {
+    if Command::new("strace").arg("-V").output().is_err() {
+        skip("strace not installed");
+        return None;
+    }
+    let _load = disk_load();
+    let out = Command::new("strace")
+        .current_dir(dir)
+        .args(trace)
+        .arg(env!("CARGO_BIN_EXE_cargo-diskbench"))
+        .args(args)
+        .output()
+        .expect("cannot start strace");
+    if !out.status.success() && String::from_utf8_lossy(&out.stderr).contains("ptrace") {
+        skip("ptrace not permitted here");
+        return None;
+    }
+    Some(out)
+}
+
+/// Run `cmd` for at most `limit` (a regression may block forever, in open(2) on a FIFO or at a
+/// barrier), its output to a file so a full pipe never blocks it: (exit code, stderr), the
+/// code None when it had to be killed.
+pub fn bounded(mut cmd: Command, limit: std::time::Duration) -> (Option<i32>, String) {
+    use std::process::Stdio;
+    let logs = tempfile::tempdir().unwrap();
+    let err = logs.path().join("stderr");
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&err).unwrap());
+    let mut child = cmd.spawn().unwrap();
+    let start = std::time::Instant::now();
+    let code = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s.code();
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    (code, std::fs::read_to_string(&err).unwrap_or_default())
+}
+
+/// A FIFO at `path`.
+pub fn mkfifo(path: &std::path::Path) {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
 }

@@ -1,4 +1,4 @@
-//! Runs that share a host (issue 28, classes 1-4): two `steps` runs on one docker daemon,
+//! Runs that share a host: two `steps` runs on one docker daemon,
 //! an interrupted docker build, a daemon that stops answering during the cleanup, and a
 //! what-if run killed while the daemon sat in its capped cgroup.
 //!
@@ -12,22 +12,14 @@ use std::time::{Duration, Instant};
 use crate::common::{self, sandbox};
 
 /// `run` measuring one column as quickly as it measures, no steps, no site.
-const QUICK_SEQ_READ_RUN: [&str; 11] = {
-    let q = common::QUICK_RUN_ARGS;
-    [
-        "run",
-        "--no-steps",
-        "--no-site",
-        "--only",
-        "seq-read",
-        q[0],
-        q[1],
-        q[2],
-        q[3],
-        q[4],
-        q[5],
-    ]
-};
+fn quick_seq_read_run() -> Vec<&'static str> {
+    let mut args = common::args("run --no-steps --no-site --only seq-read");
+    args.extend(common::QUICK_RUN_ARGS);
+    args
+}
+
+/// `steps` of the built-in sqlite step, small.
+const SQLITE_STEP: &str = "steps --only sqlite --sqlite-transactions 20";
 
 fn docker_answers() -> bool {
     Command::new("docker")
@@ -326,7 +318,7 @@ impl KilledRunGroup {
     /// A group as a run that had pid `pid` made it.
     fn named_for(pid: u32, tag: &str) -> Option<KilledRunGroup> {
         let root = Path::new("/sys/fs/cgroup/blkio");
-        if !is_root() || !root.join("blkio.throttle.write_iops_device").exists() {
+        if !common::is_root() || !root.join("blkio.throttle.write_iops_device").exists() {
             return None;
         }
         let dir = root.join(format!("cargo-diskbench-{pid}-{tag}"));
@@ -368,11 +360,6 @@ impl Drop for KilledRunGroup {
     }
 }
 
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
 /// A what-if run killed with SIGKILL while the docker daemon sat in its capped cgroup left the
 /// host's Docker engine throttled until the next `--what-if` run. Every `steps` and `run`
 /// now releases it at its start, what-if or not, and says so.
@@ -384,23 +371,14 @@ fn a_daemon_left_capped_by_a_killed_what_if_run_is_released_by_the_next_run() {
     }
     let _disk = common::disk_load();
     let variants: [(&str, &[&str]); 3] = [
-        (
-            "steps",
-            &["steps", "--only", "sqlite", "--sqlite-transactions", "20"],
-        ),
-        ("run", &QUICK_SEQ_READ_RUN),
+        ("steps", &common::args(SQLITE_STEP)),
+        ("run", &quick_seq_read_run()),
         (
             "steps --what-if",
-            &[
-                "steps",
-                "--what-if",
-                "--what-if-only",
-                "memory",
-                "--only",
-                "sqlite",
-                "--sqlite-transactions",
-                "20",
-            ],
+            &common::args(
+                "steps --what-if --what-if-only memory --only sqlite \
+                --sqlite-transactions 20",
+            ),
         ),
     ];
     // Every run and steps of the tool sweeps such groups at its start, so one that another
@@ -452,31 +430,29 @@ impl HeldLock {
 
 /// `run --no-steps` or `steps` (no what-if), as root, in sandboxes: its stderr.
 fn plain_run(which: &str) -> String {
-    let args: &[&str] = if which == "steps" {
-        &["steps", "--only", "sqlite", "--sqlite-transactions", "20"]
+    let args = if which == "steps" {
+        common::args(SQLITE_STEP)
     } else {
-        &QUICK_SEQ_READ_RUN
+        quick_seq_read_run()
     };
-    run_sandboxed(which, args)
+    run_sandboxed(which, &args)
 }
 
 /// The tool with `args`, its test files and records in sandboxes of their own, no job
 /// summary: its stderr, once it succeeded (`what` names it if not).
 fn run_sandboxed(what: &str, args: &[&str]) -> String {
     let (project, dir) = (sandbox(), sandbox());
-    let out = common::bin()
-        .current_dir(project.path())
+    let mut cmd = common::bin();
+    cmd.current_dir(project.path())
         .args(args)
         .arg("--dir")
         .arg(dir.path())
         .arg("--results")
         .arg(project.path().join("res"))
-        .env_remove("GITHUB_STEP_SUMMARY")
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "{what}: {stderr}");
-    stderr
+        .env_remove("GITHUB_STEP_SUMMARY");
+    let ran = common::Ran::of(&mut cmd);
+    assert!(ran.status.success(), "{what}: {}", ran.stderr);
+    ran.stderr
 }
 
 /// The processes of the docker engine, when it runs in the blkio root (where this machine

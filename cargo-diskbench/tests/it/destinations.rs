@@ -1,42 +1,11 @@
-//! Destinations that could block (issue 28, class 8): a FIFO, a socket or a block device as
+//! Destinations that could block: a FIFO, a socket or a block device as
 //! `--json`, `--markdown`, fio's `--output` or `$GITHUB_STEP_SUMMARY` is refused before
 //! anything runs (exit 2, naming the option), instead of an open that waits for a reader
 //! with signals unanswered and leaves the record or the test files behind.
 
-use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::common::{self, sandbox};
-
-fn mkfifo(path: &Path) {
-    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
-    // SAFETY: a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-}
-
-/// Run `cmd` for at most a minute (a regression blocks in open(2) forever): exit code, stderr.
-fn run_bounded(mut cmd: Command) -> (Option<i32>, String) {
-    let logs = tempfile::tempdir().unwrap();
-    let err = logs.path().join("stderr");
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&err).unwrap());
-    let mut child = cmd.spawn().unwrap();
-    let start = Instant::now();
-    let code = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s.code();
-        }
-        if start.elapsed() > Duration::from_secs(60) {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    (code, std::fs::read_to_string(&err).unwrap_or_default())
-}
+use crate::common::{self, mkfifo, sandbox};
 
 /// `run` with its test files in `dir`, its record in `results`, no site, then `extra`.
 fn run_args<'a>(dir: &'a str, results: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
@@ -74,15 +43,11 @@ fn blocking_destinations_are_refused_before_anything_runs() {
             "$GITHUB_STEP_SUMMARY",
         ),
         (
-            vec![
-                "fio",
-                "--name=t",
-                &directory,
-                "--rw=read",
-                "--size=1M",
-                &output,
-                &results,
-            ],
+            [
+                &common::args("fio --name=t --rw=read --size=1M"),
+                &[&*directory, &output, &results][..],
+            ]
+            .concat(),
             None,
             "--output",
         ),
@@ -94,7 +59,8 @@ fn blocking_destinations_are_refused_before_anything_runs() {
             Some(p) => cmd.env("GITHUB_STEP_SUMMARY", p),
             None => cmd.env_remove("GITHUB_STEP_SUMMARY"),
         };
-        let (code, stderr) = run_bounded(cmd);
+        // At most a minute: a regression blocks in open(2) forever.
+        let (code, stderr) = common::bounded(cmd, Duration::from_secs(60));
         assert_ne!(code, None, "{args:?}: blocked on the destination");
         assert_eq!(code, Some(2), "{args:?}: {stderr}");
         assert!(

@@ -19,14 +19,9 @@ fn workdir() -> tempfile::TempDir {
 /// every suite setting its own.
 fn bare_run_cmd(dir: &Path) -> Command {
     let mut cmd = common::bin();
-    cmd.current_dir(dir).args([
-        "run",
-        "--results",
-        "results",
-        "--no-steps",
-        "--no-site",
-        "--quiet",
-    ]);
+    cmd.current_dir(dir).args(common::args(
+        "run --results results --no-steps --no-site --quiet",
+    ));
     cmd
 }
 
@@ -392,30 +387,24 @@ fn refused_libaio_falls_back_to_psync_and_says_why() {
 /// io_uring_setup before any mkdir, for a read column (laid out with data) and a write column.
 #[test]
 fn engine_io_uring_refused_is_said_before_any_test_file_is_laid_out() {
-    if Command::new("strace").arg("-V").output().is_err() {
-        common::skip("strace not installed");
-        return;
-    }
     for only in ["seq-read", "rand-write"] {
         let dir = workdir();
         let log = dir.path().join("strace.log");
-        let mut cmd = Command::new("strace");
-        cmd.current_dir(dir.path())
-            .args(["-f", "-qq", "-o"])
-            .arg(&log)
-            .args(["-e", "trace=io_uring_setup,mkdir,mkdirat,fallocate"])
-            .args(["-e", "inject=io_uring_setup:error=EPERM"])
-            .arg(env!("CARGO_BIN_EXE_cargo-diskbench"))
-            .args(["run", "--dir", "sub", "--results", "results"])
-            .args(["--no-steps", "--no-site", "--quiet", "--engine", "io_uring"])
-            .args(common::QUICK_RUN_ARGS)
-            .args(["--only", only]);
         std::fs::create_dir(dir.path().join("sub")).unwrap();
-        let out = output(cmd);
-        if !out.status.success() && stderr(&out).contains("ptrace") {
-            common::skip("ptrace not permitted here");
+        let trace = [
+            &["-f", "-qq", "-o", log.to_str().unwrap()][..],
+            &common::args("-e trace=io_uring_setup,mkdir,mkdirat,fallocate"),
+            &common::args("-e inject=io_uring_setup:error=EPERM"),
+        ]
+        .concat();
+        let mut args = common::args(
+            "run --dir sub --results results --no-steps --no-site --quiet --engine io_uring",
+        );
+        args.extend(common::QUICK_RUN_ARGS);
+        args.extend(["--only", only]);
+        let Some(out) = common::strace(dir.path(), &trace, &args) else {
             return;
-        }
+        };
         assert_eq!(out.status.code(), Some(2), "{only}: {}", stderr(&out));
         assert!(
             stderr(&out).contains("--engine io_uring: io_uring is refused here"),
@@ -448,10 +437,6 @@ fn engine_io_uring_refused_is_said_before_any_test_file_is_laid_out() {
 /// with no record.
 #[test]
 fn a_failed_fdatasync_and_a_short_read_are_named_as_what_they_are() {
-    if Command::new("strace").arg("-V").output().is_err() {
-        common::skip("strace not installed");
-        return;
-    }
     let cases = [
         (
             "sync-write",
@@ -474,22 +459,17 @@ fn a_failed_fdatasync_and_a_short_read_are_named_as_what_they_are() {
     ];
     for (only, call, inject, says) in cases {
         let dir = workdir();
-        let mut cmd = Command::new("strace");
-        cmd.current_dir(dir.path())
-            .args(["-f", "-qq", "-o", "/dev/null", "-e"])
-            .arg(format!("trace={call}"))
-            .args(["-e", inject])
-            .arg(env!("CARGO_BIN_EXE_cargo-diskbench"))
-            .args(["run", "--dir", ".", "--results", "results"])
-            .args(["--no-steps", "--no-site", "--quiet", "--engine", "psync"])
-            .args(common::QUICK_RUN_ARGS)
-            .args(["--only", only]);
-        let out = output(cmd);
-        let err = stderr(&out);
-        if !out.status.success() && err.contains("ptrace") {
-            common::skip("ptrace not permitted here");
+        let traced = format!("trace={call}");
+        let trace = ["-f", "-qq", "-o", "/dev/null", "-e", &traced, "-e", inject];
+        let mut args = common::args(
+            "run --dir . --results results --no-steps --no-site --quiet --engine psync",
+        );
+        args.extend(common::QUICK_RUN_ARGS);
+        args.extend(["--only", only]);
+        let Some(out) = common::strace(dir.path(), &trace, &args) else {
             return;
-        }
+        };
+        let err = stderr(&out);
         assert_eq!(out.status.code(), Some(1), "{only}: {err}");
         assert!(err.contains(says), "{only}: {err}");
         assert!(!err.contains("EINVAL"), "{only}: {err}");
@@ -503,40 +483,17 @@ fn a_failed_fdatasync_and_a_short_read_are_named_as_what_they_are() {
 
 #[test]
 fn io_uring_refused_by_the_kernel_via_strace_falls_back_to_psync() {
-    if Command::new("strace").arg("-V").output().is_err() {
-        common::skip("strace not installed");
-        return;
-    }
     let dir = workdir();
-    let mut cmd = Command::new("strace");
-    cmd.current_dir(dir.path())
-        .args(["-f", "-qq", "-o", "/dev/null", "-e", "trace=io_uring_setup"])
-        .args(["-e", "inject=io_uring_setup:error=EPERM"])
-        .arg(env!("CARGO_BIN_EXE_cargo-diskbench"))
-        .args([
-            "run",
-            "--dir",
-            ".",
-            "--results",
-            "results",
-            "--no-steps",
-            "--no-site",
-        ])
-        .args([
-            "--size",
-            "16M",
-            "--runtime",
-            "0.5",
-            "--ramp",
-            "0",
-            "--quiet",
-        ])
-        .args(["--only", "seq-read"]);
-    let out = output(cmd);
-    if !out.status.success() && stderr(&out).contains("ptrace") {
-        common::skip("ptrace not permitted here");
+    let trace = common::args(
+        "-f -qq -o /dev/null -e trace=io_uring_setup -e inject=io_uring_setup:error=EPERM",
+    );
+    let args = common::args(
+        "run --dir . --results results --no-steps --no-site --size 16M --runtime 0.5 --ramp 0 \
+         --quiet --only seq-read",
+    );
+    let Some(out) = common::strace(dir.path(), &trace, &args) else {
         return;
-    }
+    };
     assert!(out.status.success(), "{}", stderr(&out));
     let t = &only_record(dir.path()).tests[0];
     assert_eq!(t.engine.used, "psync");
@@ -698,14 +655,7 @@ fn repeat_reports_every_pass_and_the_spread() {
     let dir = workdir();
     let out = output(run_cmd(
         dir.path(),
-        &[
-            "--only",
-            "qd1-read,sync-write",
-            "--repeat",
-            "3",
-            "--runtime",
-            "0.5",
-        ],
+        &common::args("--only qd1-read,sync-write --repeat 3 --runtime 0.5"),
     ));
     assert!(out.status.success(), "{}", stderr(&out));
     let record = only_record(dir.path());
@@ -738,14 +688,7 @@ fn explicit_engines_are_honoured() {
     let dir = workdir();
     let out = output(run_cmd(
         dir.path(),
-        &[
-            "--only",
-            "sync-write,qd1-read",
-            "--engine",
-            "io_uring",
-            "--runtime",
-            "0.5",
-        ],
+        &common::args("--only sync-write,qd1-read --engine io_uring --runtime 0.5"),
     ));
     assert!(out.status.success(), "{}", stderr(&out));
     let record = only_record(dir.path());
@@ -758,14 +701,7 @@ fn explicit_engines_are_honoured() {
     let dir = workdir();
     let out = output(run_cmd(
         dir.path(),
-        &[
-            "--only",
-            "rand-write",
-            "--engine",
-            "psync",
-            "--runtime",
-            "0.5",
-        ],
+        &common::args("--only rand-write --engine psync --runtime 0.5"),
     ));
     assert!(out.status.success(), "{}", stderr(&out));
     let t = &only_record(dir.path()).tests[0];
@@ -906,7 +842,7 @@ fn a_second_on_ramfs_measures_many_ios_with_psync() {
     }
 }
 
-/// Issue 11: a write column writes into new files allocated as fio allocates them by default
+/// A write column writes into new files allocated as fio allocates them by default
 /// (unwritten extents), never into blocks written before; a read column reads files whose every
 /// block holds written data. One file per job, as the published harness makes them.
 #[test]

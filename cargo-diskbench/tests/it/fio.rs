@@ -2,7 +2,7 @@
 //! end at small sizes (files moved into a temp dir), the record it prints, and refusals.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use record::Record;
 
@@ -54,25 +54,13 @@ fn issue_line_1_random_rw_psync_osync_runs() {
     let dir = work_dir();
     let file = dir.path().join("test_random");
     let filename = format!("--filename={}", file.display());
-    let record = run_json(
-        dir.path(),
-        &[
-            "--name=random-rw",
-            "--direct=1",
-            "--sync=1",
-            "--bs=16k",
-            "--size=16M",
-            "--numjobs=2",
-            "--rw=randrw",
-            "--rwmixread=50",
-            "--rwmixwrite=50",
-            "--group_reporting",
-            &filename,
-            "--ioengine=psync",
-            "--iodepth=1",
-            "--runtime=1",
-        ],
+    let mut args = common::args(
+        "--name=random-rw --direct=1 --sync=1 --bs=16k --size=16M --numjobs=2 --rw=randrw \
+         --rwmixread=50 --rwmixwrite=50 --group_reporting --ioengine=psync --iodepth=1 \
+         --runtime=1",
     );
+    args.push(&filename);
+    let record = run_json(dir.path(), &args);
     let t = &record.tests[0];
     assert_eq!(t.id, "random-rw");
     assert_eq!(t.job.rw, "randrw");
@@ -97,24 +85,12 @@ fn issue_line_2_sequential_rw_libaio_runs() {
         "--filename={}",
         dir.path().join("test_sequential").display()
     );
-    let record = run_json(
-        dir.path(),
-        &[
-            "--name=sequential-rw",
-            "--direct=1",
-            "--sync=1",
-            "--bs=1m",
-            "--size=16M",
-            "--numjobs=2",
-            "--rw=rw",
-            "--rwmixread=50",
-            "--group_reporting",
-            &filename,
-            "--ioengine=libaio",
-            "--iodepth=8",
-            "--runtime=1",
-        ],
+    let mut args = common::args(
+        "--name=sequential-rw --direct=1 --sync=1 --bs=1m --size=16M --numjobs=2 --rw=rw \
+         --rwmixread=50 --group_reporting --ioengine=libaio --iodepth=8 --runtime=1",
     );
+    args.push(&filename);
+    let record = run_json(dir.path(), &args);
     let t = &record.tests[0];
     assert_eq!(t.job.rw, "rw");
     assert_eq!(t.job.iodepth, 8);
@@ -130,19 +106,11 @@ fn issue_line_3_size_based_moves_size_once() {
     let dir = work_dir();
     let record = run_json(
         dir.path(),
-        &[
-            "--randrepeat=1",
-            "--ioengine=libaio",
-            "--direct=1",
-            "--gtod_reduce=1",
-            "--name=fiotest",
-            "--filename=testfio",
-            "--bs=4k",
-            "--iodepth=64",
-            "--size=16M",
-            "--readwrite=randrw",
-            "--rwmixread=75",
-        ],
+        &common::args(
+            "--randrepeat=1 --ioengine=libaio --direct=1 --gtod_reduce=1 \
+            --name=fiotest --filename=testfio --bs=4k --iodepth=64 \
+            --size=16M --readwrite=randrw --rwmixread=75",
+        ),
     );
     let t = &record.tests[0];
     let ios = t.read.as_ref().map_or(0, |d| d.ios) + t.write.as_ref().map_or(0, |d| d.ios);
@@ -173,20 +141,11 @@ fn issue_line_4_time_based_directory_runs_and_reports_like_fio() {
     let sub = dir.path().join("x");
     std::fs::create_dir(&sub).unwrap();
     let directory = format!("--directory={}", sub.display());
-    let args = [
-        "--name=rand_rw",
-        &directory,
-        "--rw=randrw",
-        "--bs=4k",
-        "--size=16M",
-        "--numjobs=4",
-        "--time_based",
-        "--runtime=1",
-        "--iodepth=32",
-        "--ioengine=libaio",
-        "--direct=1",
-        "--group_reporting",
-    ];
+    let mut args = common::args(
+        "--name=rand_rw --rw=randrw --bs=4k --size=16M --numjobs=4 --time_based --runtime=1 \
+         --iodepth=32 --ioengine=libaio --direct=1 --group_reporting",
+    );
+    args.insert(1, &directory);
     let o = common::fio_cmd(dir.path(), &args);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
@@ -218,18 +177,9 @@ fn results_and_output_options() {
     let report = dir.path().join("report.txt");
     let results_arg = format!("--results={}", results.display());
     let output_arg = format!("--output={}", report.display());
-    let o = common::fio_cmd(
-        dir.path(),
-        &[
-            "--name=qd1",
-            "--rw=randread",
-            "--size=4m",
-            "--time_based",
-            "--runtime=500ms",
-            &results_arg,
-            &output_arg,
-        ],
-    );
+    let mut args = common::args("--name=qd1 --rw=randread --size=4m --time_based --runtime=500ms");
+    args.extend([results_arg.as_str(), &output_arg]);
+    let o = common::fio_cmd(dir.path(), &args);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
         o.stdout.is_empty(),
@@ -249,33 +199,26 @@ fn results_and_output_options() {
 #[test]
 fn unknown_options_are_refused_by_name_and_nothing_is_created() {
     let dir = work_dir();
-    for (args, needle) in [
+    for (line, needle) in [
         (
-            vec!["--name=a", "--size=1m", "--norandommap"],
+            "--norandommap",
             "fio option --norandommap is not supported by cargo diskbench fio; supported:",
         ),
         (
-            vec!["--name=a", "--size=1m", "--filename=f", "--verify=md5"],
+            "--filename=f --verify=md5",
             "fio option --verify is not supported",
         ),
-        (vec!["--name=a", "--size=1m", "--bs=abc"], "--bs=abc"),
+        ("--bs=abc", "--bs=abc"),
+        ("--rw=randrw --rwmixread=150", "--rwmixread=150"),
+        ("--ioengine=libaio --iodepth=0", "--iodepth=0"),
+        ("job.fio", "beside a job file"),
         (
-            vec!["--name=a", "--size=1m", "--rw=randrw", "--rwmixread=150"],
-            "--rwmixread=150",
-        ),
-        (
-            vec!["--name=a", "--size=1m", "--ioengine=libaio", "--iodepth=0"],
-            "--iodepth=0",
-        ),
-        (
-            vec!["--name=a", "--size=1m", "job.fio"],
-            "beside a job file",
-        ),
-        (
-            vec!["--name=a", "--size=1m", "--output=no/such/dir/report.txt"],
+            "--output=no/such/dir/report.txt",
             "--output no/such/dir/report.txt",
         ),
     ] {
+        let line = format!("--name=a --size=1m {line}");
+        let args = common::args(&line);
         let o = common::fio_cmd(dir.path(), &args);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
         let err = stderr(&o);
@@ -302,14 +245,8 @@ fn help_lists_the_supported_options() {
 #[test]
 fn fdatasync_jobs_print_the_sync_latency_block() {
     let dir = work_dir();
-    let args = [
-        "--name=etcd",
-        "--rw=write",
-        "--ioengine=sync",
-        "--fdatasync=1",
-        "--bs=2300",
-        "--size=460k",
-    ];
+    let args =
+        common::args("--name=etcd --rw=write --ioengine=sync --fdatasync=1 --bs=2300 --size=460k");
     let o = common::fio_cmd(dir.path(), &args);
     let text = stdout(&o);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -369,19 +306,14 @@ fn libaio_runs_as_itself_and_posixaio_says_which_backend_it_ran_on() {
         ),
     ] {
         let json = dir.path().join("out.json");
-        let o = common::fio_cmd(
-            dir.path(),
-            &[
-                "--name=n",
-                "--rw=randread",
-                "--bs=4k",
-                "--size=256k",
-                &format!("--ioengine={engine}"),
-                &format!("--iodepth={depth}"),
-                "--output-format=json",
-                &format!("--output={}", json.display()),
-            ],
+        let line = format!(
+            "--name=n --rw=randread --bs=4k --size=256k --ioengine={engine} --iodepth={depth} \
+             --output-format=json"
         );
+        let mut args = common::args(&line);
+        let output = format!("--output={}", json.display());
+        args.push(&output);
+        let o = common::fio_cmd(dir.path(), &args);
         assert!(o.status.success(), "{}", stderr(&o));
         let err = stderr(&o);
         let record: serde_json::Value =
@@ -408,7 +340,7 @@ fn libaio_runs_as_itself_and_posixaio_says_which_backend_it_ran_on() {
     }
 }
 
-/// Issue 11: files are prepared as fio prepares them, option by option: a write job gets a new
+/// Files are prepared as fio prepares them, option by option: a write job gets a new
 /// file allocated with `--fallocate` (default native: unwritten extents) and no data; a job
 /// that reads, or `--overwrite=1`, gets data laid down first; a file at full size is used as it
 /// is; `--fallocate=none` leaves a new empty file that the writes extend.
@@ -440,15 +372,10 @@ fn files_are_prepared_as_fio_prepares_them() {
     // pass (the random map) would take a disk over 65,000 synced writes a second to cover. (The
     // run is long enough for a first synced write into unwritten extents to finish on a busy
     // disk: at 0.1 s a CI run once completed none, and a run with no I/O has no figure.)
-    let p = prep(&[
-        "--name=w",
-        "--size=256m",
-        "--bs=4k",
-        "--direct=1",
-        "--rw=randwrite",
-        "--fdatasync=1",
-        "--runtime=1s",
-    ]);
+    let p = prep(&common::args(
+        "--name=w --size=256m --bs=4k --direct=1 --rw=randwrite \
+        --fdatasync=1 --runtime=1s",
+    ));
     assert_eq!((p.method.as_str(), p.fresh), ("fallocate", true), "{p:?}");
     let w = dir.path().join("w.0");
     assert_eq!(std::fs::metadata(&w).unwrap().len(), 256 << 20);
@@ -529,34 +456,16 @@ fn resident_pages(path: &Path) -> (usize, usize) {
 /// take as few as 32.
 #[test]
 fn libaio_reaps_one_completion_per_call_as_fio_does() {
-    if Command::new("strace").arg("-V").output().is_err() {
-        common::skip("strace not installed");
-        return;
-    }
     let dir = work_dir();
     let counts = dir.path().join("counts");
-    let _load = common::disk_load();
-    let out = Command::new("strace")
-        .current_dir(dir.path())
-        .args(["-f", "-c", "-e", "trace=io_submit,io_getevents", "-o"])
-        .arg(&counts)
-        .arg(env!("CARGO_BIN_EXE_cargo-diskbench"))
-        .args([
-            "fio",
-            "--name=r",
-            "--rw=randread",
-            "--bs=4k",
-            "--size=1m",
-            "--iodepth=8",
-            "--ioengine=libaio",
-            "--direct=1",
-        ])
-        .output()
-        .unwrap();
-    if !out.status.success() && stderr(&out).contains("ptrace") {
-        common::skip("ptrace not permitted here");
+    let trace = ["-f", "-c", "-e", "trace=io_submit,io_getevents", "-o"];
+    let trace = [&trace[..], &[counts.to_str().unwrap()]].concat();
+    let args = common::args(
+        "fio --name=r --rw=randread --bs=4k --size=1m --iodepth=8 --ioengine=libaio --direct=1",
+    );
+    let Some(out) = common::strace(dir.path(), &trace, &args) else {
         return;
-    }
+    };
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stdout(&out).contains("ran: libaio"), "{}", stdout(&out));
     let summary = std::fs::read_to_string(&counts).unwrap();

@@ -1,4 +1,4 @@
-//! Stored latency histograms whose counts sum past u64 (issue 28, class 11): each one is a
+//! Stored latency histograms whose counts sum past u64: each one is a
 //! valid HDR V2 histogram, but the library keeps its total in a u64, saturates it, and then
 //! panics walking counts that never reach that total. `merge` refuses such a record naming
 //! the field; records that reach the results folder another way never panic the site.
@@ -117,17 +117,10 @@ fn histograms_that_sum_past_u64_are_refused_at_merge_and_never_panic_the_site() 
             if strict {
                 cmd.arg("--strict");
             }
-            let out = cmd.output().unwrap();
-            let text = format!(
-                "{}{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
-            assert_eq!(
-                out.status.code(),
-                Some(if strict { 2 } else { 0 }),
-                "{what}: {text}"
-            );
+            let ran = common::Ran::of(&mut cmd);
+            let text = format!("{}{}", ran.stdout, ran.stderr);
+            let code = if strict { 2 } else { 0 };
+            assert_eq!(ran.status.code(), Some(code), "{what}: {text}");
             assert!(
                 text.contains("tests[\"rand-read\"].read.hist") && text.contains("2^64"),
                 "{what}: the refusal names the field: {text}"
@@ -139,16 +132,8 @@ fn histograms_that_sum_past_u64_are_refused_at_merge_and_never_panic_the_site() 
             );
         }
         // Put there by hand (or by an older version): the site still builds.
-        std::fs::copy(
-            std::fs::read_dir(&src)
-                .unwrap()
-                .next()
-                .unwrap()
-                .unwrap()
-                .path(),
-            res.join("hostile.json"),
-        )
-        .unwrap();
+        let hostile = common::tree::files(&src).remove(0);
+        std::fs::copy(hostile, res.join("hostile.json")).unwrap();
         site_builds(sb.path(), &res, what);
     }
 
@@ -165,33 +150,21 @@ fn histograms_that_sum_past_u64_are_refused_at_merge_and_never_panic_the_site() 
     for r in [&a, &b] {
         let src = sb.path().join(format!("src-{}", r.id));
         write_records(&src, std::slice::from_ref(r));
-        let out = common::bin()
+        let mut merge = common::bin();
+        merge
             .args(["merge", "--strict", "--into"])
             .arg(&res)
-            .arg(&src)
-            .env_remove("GITHUB_STEP_SUMMARY")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+            .arg(&src);
+        common::Ran::of(merge.env_remove("GITHUB_STEP_SUMMARY")).ok();
     }
     site_builds(sb.path(), &res, "two that sum past u64 together");
 }
 
 fn site_builds(at: &Path, res: &Path, what: &str) {
-    let out = common::bin()
-        .current_dir(at)
-        .args(["site", "--results"])
-        .arg(res)
-        .arg("--out")
-        .arg(at.join("out"))
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!stderr.contains("panicked"), "{what}: {stderr}");
-    assert_eq!(out.status.code(), Some(0), "{what}: {stderr}");
+    let mut site = common::bin();
+    site.current_dir(at).args(["site", "--results"]).arg(res);
+    let ran = common::Ran::of(site.arg("--out").arg(at.join("out")));
+    assert!(!ran.stderr.contains("panicked"), "{what}: {}", ran.stderr);
+    assert_eq!(ran.status.code(), Some(0), "{what}: {}", ran.stderr);
     assert!(at.join("out/index.html").is_file(), "{what}");
 }

@@ -1,26 +1,26 @@
 //! `run --like LABEL` records on the site, in `compare` and in the job summary: a run under
-//! caps is its own (emulated) runner, never merged into the real disk's figures (issue 29).
+//! caps is its own (emulated) runner, never merged into the real disk's figures.
 
 use std::path::Path;
 
 use serde_json::Value;
 
-use crate::common;
+use crate::common::{self, Ran, by_id};
 
 const LIKE: &str = "runson-m8a-2xlarge";
 const REAL: &str = "ubuntu-24.04";
 
 /// `site --results results --out out`, then its data/runners.json.
 fn site(results: &Path, out: &Path) -> Value {
-    let o = common::bin()
-        .arg("site")
-        .arg("--results")
-        .arg(results)
-        .arg("--out")
-        .arg(out)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut cmd = common::bin();
+    Ran::of(
+        cmd.arg("site")
+            .arg("--results")
+            .arg(results)
+            .arg("--out")
+            .arg(out),
+    )
+    .ok();
     serde_json::from_str(&std::fs::read_to_string(out.join("data/runners.json")).unwrap()).unwrap()
 }
 
@@ -59,8 +59,8 @@ fn like_record(real: &[record::Record]) -> record::Record {
     r
 }
 
-/// Issue 29: after `run --like X` the site's runner for this machine read "capped like X, 3
-/// runs" with capped and uncapped medians mixed. Now the real runner's entry in
+/// After `run --like X` the site's runner for this machine must not read "capped like X, 3
+/// runs" with capped and uncapped medians mixed: the real runner's entry in
 /// data/runners.json is byte for byte what it was before the like run, the emulation is a
 /// runner of its own (own label, own page, marked), the findings never name it, and
 /// `compare` takes the real runner's newest real run.
@@ -110,29 +110,15 @@ fn a_like_run_leaves_the_real_runners_figures_unchanged_and_is_its_own_runner() 
     assert!(!real_page.contains("capped like"), "{real_page}");
 
     // compare: the real runner's newest run is a real one; the like record has no history.
-    let o = common::bin()
-        .arg("compare")
-        .arg(results.path())
-        .arg(results.path())
-        .args(["--label", REAL, "--json"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let cmp: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let compare = |new: &Path, extra: &[&str]| {
+        let mut cmd = common::bin();
+        Ran::of(cmd.arg("compare").arg(results.path()).arg(new).args(extra))
+    };
+    let cmp = compare(results.path(), &["--label", REAL, "--json"])
+        .ok()
+        .record();
     assert_ne!(cmp[0]["new_id"], like.id.as_str(), "{cmp:#}");
-    let o = common::bin()
-        .arg("compare")
-        .arg(results.path())
-        .arg(&like_path)
-        .output()
-        .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(2),
-        "{}",
-        String::from_utf8_lossy(&o.stdout)
-    );
-    assert!(String::from_utf8_lossy(&o.stderr).contains(&emulated_label));
+    compare(&like_path, &[]).code(2).says(&emulated_label);
 
     // The job summary names the emulation.
     let md = site_gen::job_summary::markdown(&like);
@@ -157,38 +143,22 @@ fn small_run_with(
     extra: &[&str],
     env: &[(&str, &str)],
 ) -> (Value, String) {
-    let out = common::bin()
-        .envs(env.iter().copied())
-        .args([
-            "run",
-            "--no-steps",
-            "--no-site",
-            "--only",
-            "seq-read,qd1-read,sync-write",
-        ])
-        .args([
-            "--size",
-            "32M",
-            "--runtime",
-            "0.5",
-            "--ramp",
-            "0.25",
-            "--json",
-            "-",
-        ])
+    let mut cmd = common::bin();
+    cmd.envs(env.iter().copied())
+        .args(common::args(
+            "run --no-steps --no-site --only seq-read,qd1-read,sync-write --size 32M \
+             --runtime 0.5 --ramp 0.25 --json -",
+        ))
         .args(extra)
         .arg("--dir")
         .arg(dir)
         .arg("--results")
-        .arg(results)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "{stderr}");
-    (serde_json::from_slice(&out.stdout).unwrap(), stderr)
+        .arg(results);
+    let ran = Ran::of(&mut cmd).ok();
+    (ran.record(), ran.stderr)
 }
 
-/// Issue 29 A and C with the real command line: two real runs, the site; then `run --like`
+/// The like run kept apart, with the real command line: two real runs, the site; then `run --like`
 /// (real cgroup caps, and a real FUSE mount where /dev/fuse opens): the site's runner for this
 /// machine keeps exactly its figures and the like run is its own runner; the like record and
 /// table give, for qd1-read and sync-write, the target's time per I/O and p99 beside the
@@ -223,9 +193,8 @@ fn run_like_is_its_own_runner_and_says_which_latency_it_leaves_out() {
 
     // The target's figures are the published runner's (its IOPS and p99), whatever this busy
     // disk measured under the caps.
-    let columns = like["settings"]["like"]["columns"].as_array().unwrap();
     for id in ["qd1-read", "sync-write"] {
-        let c = columns.iter().find(|c| c["id"] == id).unwrap();
+        let c = by_id(&like["settings"]["like"]["columns"], id);
         let lat = &c["latency"];
         let f = |k: &str| lat[k].as_f64().unwrap_or_else(|| panic!("{id} {k}: {c:#}"));
         let target = 1e9 / c["target"].as_f64().unwrap();
@@ -276,35 +245,22 @@ fn run_like_is_its_own_runner_and_says_which_latency_it_leaves_out() {
 
     // A step's prediction under --like: the latency it leaves out, as a labelled estimate.
     let project = tempfile::tempdir().unwrap();
-    let (out, rec) = common::run_json(
-        common::bin()
-            .current_dir(project.path())
-            .args([
-                "steps",
-                "--what-if",
-                "--what-if-only",
-                "like",
-                "--like",
-                LIKE,
-            ])
-            .args(["--only", "sqlite", "--sqlite-transactions", "50", "--dir"])
-            .arg(dir.path())
-            .args(["--json", "-", "--results"])
-            .arg(results.path()),
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let mut cmd = common::bin();
+    cmd.current_dir(project.path())
+        .args(common::args("steps --what-if --what-if-only like --like"))
+        .arg(LIKE)
+        .args(common::args(
+            "--only sqlite --sqlite-transactions 50 --json - --dir",
+        ))
+        .arg(dir.path())
+        .arg("--results")
+        .arg(results.path());
+    let rec = Ran::of(&mut cmd).ok().record();
     let notes = rec["steps"][0]["what_if"]["notes"].to_string();
-    let like_condition = rec["steps"][0]["what_if"]["conditions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["id"] == format!("like:{LIKE}"))
-        .unwrap()
-        .clone();
+    let like_condition = by_id(
+        &rec["steps"][0]["what_if"]["conditions"],
+        &format!("like:{LIKE}"),
+    );
     if emulates {
         // The database is in the step's folder, on the emulation: each of its flushes was
         // held for the target's time (50 transactions, each at least one flush of about
@@ -360,12 +316,7 @@ fn run_like_where_fuse_cannot_mount_says_so_and_leaves_the_latency_out() {
     );
     let like = &rec["settings"]["like"];
     assert!(like["latency_emulation"].is_null(), "{like:#}");
-    let qd1 = like["columns"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["id"] == "qd1-read")
-        .unwrap();
+    let qd1 = by_id(&like["columns"], "qd1-read");
     assert!(
         qd1["note"]
             .as_str()

@@ -1,11 +1,11 @@
-//! Limits and the arithmetic around them (issue 28, classes 6 and 7): a cap that the kernel
+//! Limits and the arithmetic around them: a cap that the kernel
 //! would read as "no limit" is refused by name before anything runs, and a process or thread
 //! limit that stops the engine from starting its jobs is an error that cleans up, never a
 //! panic or a hang.
 
 use std::path::Path;
 
-use crate::common::{self, sandbox, steps_cmd};
+use crate::common::{self, Ran, sandbox, steps_cmd};
 
 /// A results folder holding one imported record labelled `label` with these four figures
 /// (seq-read and seq-write MiB/s, rand-read and rand-write IOPS).
@@ -21,25 +21,18 @@ fn results_with(label: &str, figures: [&str; 4]) -> tempfile::TempDir {
         ),
     )
     .unwrap();
-    let out = common::bin()
-        .arg("import")
-        .arg(&csv)
-        .arg("--results")
-        .arg(results.path().join("r"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let mut import = common::bin();
+    let results_dir = results.path().join("r");
+    Ran::of(
+        import
+            .arg("import")
+            .arg(&csv)
+            .arg("--results")
+            .arg(results_dir),
+    )
+    .ok();
     std::fs::remove_file(&csv).unwrap();
     results
-}
-
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
 }
 
 fn assert_refused(out: &std::process::Output, names: &[&str], dir: &Path) {
@@ -104,14 +97,9 @@ fn caps_that_would_become_no_limit_are_refused_naming_the_option() {
         let r = results.path().join("r");
         let out = common::bin()
             .current_dir(project.path())
-            .args([
-                "steps",
-                "--what-if",
-                "--only",
-                "no-such-step",
-                "--like",
-                "tiny-runner",
-            ])
+            .args(common::args(
+                "steps --what-if --only no-such-step --like tiny-runner",
+            ))
             .arg("--dir")
             .arg(dir.path())
             .arg("--results")
@@ -119,16 +107,11 @@ fn caps_that_would_become_no_limit_are_refused_naming_the_option() {
             .output()
             .unwrap();
         assert_refused(&out, &["--like tiny-runner", column], dir.path());
-        if is_root() {
+        if common::is_root() {
             let out = common::bin()
-                .args([
-                    "run",
-                    "--no-steps",
-                    "--no-site",
-                    "--like",
-                    "tiny-runner",
-                    "--dir",
-                ])
+                .args(common::args(
+                    "run --no-steps --no-site --like tiny-runner --dir",
+                ))
                 .arg(dir.path())
                 .arg("--results")
                 .arg(&r)
@@ -146,7 +129,7 @@ struct PidsGroup(std::path::PathBuf);
 impl PidsGroup {
     fn new(max: u32) -> Option<PidsGroup> {
         let root = Path::new("/sys/fs/cgroup/pids");
-        if !is_root() || !root.join("cgroup.procs").exists() {
+        if !common::is_root() || !root.join("cgroup.procs").exists() {
             return None;
         }
         let dir = root.join(format!(
@@ -195,27 +178,8 @@ impl Drop for PidsGroup {
 }
 
 /// Run `cmd` for at most two minutes: (exit code, stderr); None when it had to be killed.
-fn bounded(mut cmd: std::process::Command) -> (Option<i32>, String) {
-    use std::process::Stdio;
-    let logs = tempfile::tempdir().unwrap();
-    let err = logs.path().join("stderr");
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&err).unwrap());
-    let mut child = cmd.spawn().unwrap();
-    let start = std::time::Instant::now();
-    let code = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s.code();
-        }
-        if start.elapsed() > std::time::Duration::from_secs(120) {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    };
-    (code, std::fs::read_to_string(&err).unwrap_or_default())
+fn bounded(cmd: std::process::Command) -> (Option<i32>, String) {
+    common::bounded(cmd, std::time::Duration::from_secs(120))
 }
 
 /// Under a `pids.max` the jobs cannot all start: fork fails, then so does the thread
@@ -235,17 +199,10 @@ fn a_process_or_thread_limit_is_an_error_that_cleans_up() {
         let dir = sandbox();
         let directory = format!("--directory={}", dir.path().display());
         let mut cmd = common::bin();
-        cmd.args([
-            "fio",
-            "--name=t",
-            &directory,
-            "--rw=randread",
-            "--bs=4k",
-            "--size=4M",
-            "--numjobs=8",
-            "--runtime=1s",
-            "--time_based",
-        ])
+        cmd.args(common::args(
+            "fio --name=t --rw=randread --bs=4k --size=4M --numjobs=8 --runtime=1s --time_based",
+        ))
+        .arg(&directory)
         .env_remove("GITHUB_STEP_SUMMARY");
         if thread {
             cmd.arg("--thread");

@@ -1,5 +1,9 @@
 //! All integration tests, in one binary (it links once). One module per area.
 
+// clippy.toml lets `#[test]` functions unwrap; the helpers beside them may too: in a test a
+// panic is the failure report.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 mod concurrent_runs;
 mod destinations;
@@ -11,6 +15,7 @@ mod layout;
 mod limits;
 mod machine;
 mod manual;
+mod schema;
 mod site;
 mod steps;
 mod whatif;

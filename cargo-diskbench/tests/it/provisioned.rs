@@ -12,34 +12,17 @@ fn a_tmpfs_run_shows_the_shares_of_the_provisioned_limit() {
     let out_dir = common::sandbox();
     let results = out_dir.path().join("results");
     let json = out_dir.path().join("record.json");
-    let out = common::run(&[
-        "run",
-        "--dir",
-        &shm.path().display().to_string(),
-        "--only",
-        "seq-read,rand-read",
-        "--runtime",
-        "0.3",
-        "--ramp",
-        "0",
-        "--size",
-        "16M",
-        "--no-steps",
-        "--no-site",
-        "--quiet",
-        "--results",
-        &results.display().to_string(),
-        "--json",
-        &json.display().to_string(),
-        "--provisioned",
-        "3000,125M",
-    ]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let mut run = common::bin();
+    run.args(common::args(
+        "run --only seq-read,rand-read --runtime 0.3 --ramp 0 --size 16M --no-steps --no-site \
+         --quiet --provisioned 3000,125M --dir",
+    ))
+    .arg(shm.path())
+    .arg("--results")
+    .arg(&results)
+    .arg("--json")
+    .arg(&json);
+    let stdout = common::Ran::of(&mut run).ok().stdout;
     assert!(
         stdout.contains("provisioned limit: 3000 IOPS, 125.0 MiB/s (--provisioned)"),
         "{stdout}"
@@ -65,19 +48,14 @@ fn a_tmpfs_run_shows_the_shares_of_the_provisioned_limit() {
 #[test]
 fn a_malformed_limit_is_refused_naming_the_option() {
     let dir = common::sandbox();
-    for args in [
-        vec!["run", "--no-steps", "--provisioned", "3000"],
-        vec!["device", "/dev/null", "--provisioned", "fast,125M"],
-        vec!["fio", "--name=a", "--size=1m", "--provisioned=3000,x"],
+    for line in [
+        "run --no-steps --provisioned 3000",
+        "device /dev/null --provisioned fast,125M",
+        "fio --name=a --size=1m --provisioned=3000,x",
     ] {
-        let out = common::bin()
-            .current_dir(dir.path())
-            .args(&args)
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains("--provisioned"), "{args:?}: {err}");
+        let mut cmd = common::bin();
+        cmd.current_dir(dir.path()).args(common::args(line));
+        common::Ran::of(&mut cmd).code(2).says("--provisioned");
     }
     assert!(
         std::fs::read_dir(dir.path()).unwrap().next().is_none(),

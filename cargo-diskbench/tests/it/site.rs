@@ -1247,7 +1247,7 @@ fn fixture_site(tmp: &Path) -> (PathBuf, BTreeMap<PathBuf, String>) {
     (out, pages)
 }
 
-/// Issue 25: the cache check judges a runner by its newest record with disk figures (not an
+/// The cache check judges a runner by its newest record with disk figures (not an
 /// imported build-timings record of unknown class), and tmpfs is memory, never "a cache".
 #[test]
 fn no_tmpfs_runner_is_marked_as_served_by_a_cache() {
@@ -1282,7 +1282,7 @@ fn no_tmpfs_runner_is_marked_as_served_by_a_cache() {
     assert!(!page.contains("served by a cache"), "{page}");
 }
 
-/// Issue 25: built from the shipped fixtures, the index opens with "Pick a runner for your
+/// Built from the shipped fixtures, the index opens with "Pick a runner for your
 /// job": a runner for each of the three job kinds, the figure that decides and a link to its
 /// evidence, all from the data (the best disk by synced writes is the one data/runners.json
 /// says; the compile evidence is the node job's typecheck).
@@ -1385,7 +1385,7 @@ fn visible_text(html: &str) -> String {
     out.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// Issue 25, point 6: the wrong or misleading sentences found in the guide are gone from every
+/// The wrong or misleading sentences found in the guide are gone from every
 /// page built from the shipped fixtures (and from the README), and each corrected sentence is
 /// there with a link to its source on the same page.
 #[test]
@@ -1510,7 +1510,7 @@ fn grouped(v: f64) -> String {
     out
 }
 
-/// Issue 25, point 7: figures the guide quotes from the shipped rows are the rows' own,
+/// Figures the guide quotes from the shipped rows are the rows' own,
 /// computed here from the CSV files independently of the site: the GitHub-hosted runners'
 /// synced writes and QD1 reads, and how far synced writes spread over the EC2 ladder.
 #[test]
@@ -1550,7 +1550,7 @@ fn figures_quoted_by_the_guide_come_from_the_fixtures() {
     assert!(columns.contains(&want), "columns.html lacks {want}");
 }
 
-/// Issue 25, point 7: each guide page opens with a plain answer in three lines, before the
+/// Each guide page opens with a plain answer in three lines, before the
 /// detail.
 #[test]
 fn guide_pages_open_with_a_three_line_answer() {

@@ -1,6 +1,6 @@
 //! A FUSE passthrough over a folder that holds each read reaching storage, each direct
 //! write and each flush (fsync, fdatasync) for a latency drawn from another disk's figures:
-//! the round trip a block-I/O rate cap cannot add (issue 29). Buffered writes land in the
+//! the round trip a block-I/O rate cap cannot add. Buffered writes land in the
 //! page cache as on any disk; their data pays at the next flush.
 //!
 //! Spoken directly over /dev/fuse and mounted with mount(2), so the caller must be root.

@@ -1,5 +1,8 @@
 //! The passthrough mounted for real (root and /dev/fuse needed; said and skipped without).
 
+// In a test a panic is the failure report, helpers included.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::fs;
 use std::io::{Read, Write};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};

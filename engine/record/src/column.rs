@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 /// The six columns of the standard suite, in the order the site shows them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum ColumnId {
     SeqRead,

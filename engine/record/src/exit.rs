@@ -1,4 +1,4 @@
-//! Every exit code the tool uses, each a documented constant (CONTRACT section 2). The site's
+//! Every exit code the tool uses, each a documented constant (CONTRACT section 3). The site's
 //! exit-code table is printed from [`ALL`].
 
 /// Success.

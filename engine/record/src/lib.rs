@@ -1,6 +1,6 @@
 //! The record of a cargo-diskbench run, and everything a reader of records needs.
 //!
-//! One JSON file per run (CONTRACT section 3) is the only thing the measuring engine and the
+//! One JSON file per run (CONTRACT section 4) is the only thing the measuring engine and the
 //! site generator share. This crate holds its types ([`Record`] and the rest, at the crate's
 //! root), the six columns and their settings ([`column`]), the fact tables that decide and
 //! explain a storage class ([`storage_rules`], [`ceiling`]), how figures are written for people
@@ -34,3 +34,13 @@ pub mod what_if_notes;
 
 pub use column::{BackendKind, ColumnId, ColumnSettings, Headline, Medium};
 pub use record::*;
+
+/// The JSON schema of a [`Record`], derived from its types, as committed in
+/// `jsonschemas/record.json` (pretty-printed, one trailing newline).
+#[cfg(feature = "schema")]
+pub fn json_schema() -> String {
+    let schema = schemars::schema_for!(Record);
+    let mut text = serde_json::to_string_pretty(&schema).unwrap_or_default();
+    text.push('\n');
+    text
+}

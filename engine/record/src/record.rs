@@ -1,6 +1,6 @@
 //! The result record: one JSON file per run, the only thing the engine and the site share.
 //!
-//! The shape follows `CONTRACT.md` section 3. Fields may be added in a compatible way
+//! The shape follows `CONTRACT.md` section 4. Fields may be added in a compatible way
 //! (`#[serde(default)]`); nothing here is removed or renamed without a new schema version.
 
 use serde::{Deserialize, Serialize};
@@ -11,6 +11,7 @@ use crate::column::{ColumnId, Headline};
 pub const SCHEMA: &str = "diskbench.record/1";
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Record {
     /// Always [`SCHEMA`]; readers refuse a schema they do not know.
     pub schema: String,
@@ -125,6 +126,7 @@ impl Record {
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Tool {
     pub name: String,
     pub version: String,
@@ -140,6 +142,7 @@ impl Default for Tool {
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Runner {
     /// How this machine is named in the report.
     pub label: String,
@@ -172,6 +175,7 @@ pub struct Runner {
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Ci {
     /// "github-actions" or another system's name.
     pub system: String,
@@ -192,6 +196,7 @@ pub struct Ci {
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
 )]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum StorageClass {
     Tmpfs,
@@ -247,6 +252,7 @@ impl std::fmt::Display for StorageClass {
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Storage {
     /// The directory the test files went into.
     pub path: String,
@@ -283,6 +289,7 @@ pub struct Storage {
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Mount {
     pub path: String,
     pub fstype: String,
@@ -291,6 +298,7 @@ pub struct Mount {
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Device {
     /// Kernel name, e.g. "vda", "nvme0n1", "md0", "dm-0".
     pub name: String,
@@ -322,6 +330,7 @@ pub struct Device {
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Settings {
     /// "standard" for the six columns, "fio" for a fio-syntax job, "imported".
     pub suite: String,
@@ -397,6 +406,7 @@ impl Settings {
 
 /// What the volume is provisioned for.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Provisioned {
     /// I/O operations per second (any size up to the cloud's counting unit).
     pub iops: f64,
@@ -411,6 +421,7 @@ fn one() -> u32 {
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct TestResult {
     /// A column id for the standard suite, the fio job name otherwise.
     pub id: String,
@@ -442,6 +453,7 @@ pub struct TestResult {
 
 /// How a column's measured window ended, when a rule ended it.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct MeasuredWindow {
     /// "steady": the rule was met; "max-time": the longest window passed first, or the
     /// column's figure could drift underneath (first writes into a new file turning into
@@ -488,6 +500,7 @@ impl TestResult {
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct JobSettings {
     /// fio's names: read, write, randread, randwrite, randrw, rw.
     pub rw: String,
@@ -520,6 +533,7 @@ impl JobSettings {
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct EngineUsed {
     /// "io_uring", "libaio" or "psync" (imported rows: what fio used, e.g. "libaio").
     pub used: String,
@@ -534,6 +548,7 @@ pub struct EngineUsed {
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct DirectionStats {
     pub ios: u64,
     pub bytes: u64,
@@ -555,6 +570,7 @@ pub struct DirectionStats {
 
 /// Latency in nanoseconds. Imported figures often carry only some percentiles.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Latency {
     #[serde(default)]
     pub min: Option<u64>,
@@ -573,12 +589,14 @@ pub struct Latency {
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Cpu {
     pub user_s: f64,
     pub sys_s: f64,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Repeats {
     pub runs: u32,
     /// Each run's headline figure (MiB/s or IOPS), in run order.
@@ -593,6 +611,7 @@ pub struct Repeats {
 
 /// How a test file was made ready before the test, as fio makes it (filesetup.c).
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct FilePreparation {
     /// "written": real data laid down before the test (reads; writes with fio's
     /// `overwrite=1`); "fallocate": a new file allocated with fallocate(2) mode 0, so its
@@ -608,6 +627,7 @@ pub struct FilePreparation {
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum StepStatus {
     #[default]
@@ -617,6 +637,7 @@ pub enum StepStatus {
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Bound {
     Latency,
@@ -640,6 +661,7 @@ impl Bound {
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct StepResult {
     /// "cargo-build", "docker-build", "sqlite" or a user step's id.
     pub id: String,
@@ -699,6 +721,7 @@ pub struct StepResult {
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct StepIo {
     pub read_bytes: u64,
     pub write_bytes: u64,
@@ -713,6 +736,7 @@ pub struct StepIo {
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CpuReference {
     /// Fixed work units per second on one thread.
     pub single_thread_ops_s: f64,
@@ -740,6 +764,7 @@ impl StepResult {
 /// Block-I/O caps on a device: I/Os per second and bytes per second, per direction. `None`
 /// is "no cap" (`max` in cgroup v2's `io.max`).
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct IoCaps {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub riops: Option<u64>,
@@ -758,8 +783,9 @@ impl IoCaps {
     }
 }
 
-/// What a step's what-if experiments found (CONTRACT section 5).
+/// What a step's what-if experiments found (CONTRACT section 4).
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct WhatIf {
     /// The normal run as the experiments compare with it: median of its runs and their spread.
     #[serde(default)]
@@ -798,6 +824,7 @@ impl WhatIf {
 
 /// One condition of a what-if experiment: the step's figures under it (medians over `runs`).
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct WhatIfCondition {
     /// `baseline`, `memory`, `iops-capped`, `bandwidth-capped` or `like:<label>`.
     pub id: String,
@@ -852,6 +879,7 @@ pub struct WhatIfCondition {
 /// Bytes and I/Os a cgroup moved on the capped devices (v1 `blkio.throttle.io_service_*`,
 /// v2 `io.stat`).
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CgroupIo {
     pub read_bytes: u64,
     pub write_bytes: u64,
@@ -862,6 +890,7 @@ pub struct CgroupIo {
 /// `run --like LABEL`: the caps taken from LABEL's figures and, per column, the target
 /// figure beside the one measured under the caps.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LikeSettings {
     pub label: String,
     /// The record the figures came from (file name) and its source ("imported:csv", ...).
@@ -877,6 +906,7 @@ pub struct LikeSettings {
 
 /// How `run --like` added LABEL's per-I/O latency, which a rate cap cannot.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LatencyEmulation {
     /// "fuse-passthrough": the columns' files on a FUSE mount over a folder of this disk.
     pub how: String,
@@ -903,12 +933,14 @@ pub struct LatencyEmulation {
 
 /// A latency distribution by its mean and 99th percentile, ns.
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LatencyShape {
     pub mean_ns: f64,
     pub p99_ns: f64,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LikeColumn {
     /// Column id.
     pub id: String,
@@ -932,6 +964,7 @@ pub struct LikeColumn {
 /// rate and adds no round trip, so the emulation leaves out the difference. Nanoseconds;
 /// `None` where a side has no figure.
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LikeLatency {
     /// LABEL's time per I/O: 1 / its IOPS at one I/O in flight.
     pub target_per_io_ns: Option<f64>,

@@ -197,8 +197,11 @@ impl Uring {
             // The ring has room for two entries per slot, so this cannot happen; submit to make
             // room rather than lose an I/O.
             let _ = self.ring.submit();
+            #[expect(
+                clippy::expect_used,
+                reason = "the submit just emptied the queue into the kernel"
+            )]
             // SAFETY: as above.
-            // infallible: the submit just emptied the queue into the kernel.
             unsafe { self.ring.submission().push(entry) }.expect("submission queue has room");
         }
         self.queued += 1;

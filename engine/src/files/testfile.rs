@@ -289,9 +289,12 @@ impl AlignedBuf {
     /// `rng`.
     pub(crate) fn new(len: usize, align: usize, rng: &mut FastRng) -> AlignedBuf {
         let align = align.max(8).next_power_of_two();
+        #[expect(
+            clippy::expect_used,
+            reason = "the alignment is a power of two (made so above), and `len` is one block \
+                      or chunk, bounded far below isize::MAX by the option checks"
+        )]
         let layout = std::alloc::Layout::from_size_align(len.max(1), align)
-            // infallible: the alignment is a power of two (made so above), and `len` is one
-            // block or chunk, bounded far below isize::MAX by the option checks.
             .expect("alignment is a power of two and the size fits");
         // SAFETY: the layout has a non-zero size.
         let ptr = unsafe { std::alloc::alloc(layout) };

@@ -25,9 +25,12 @@ impl Default for LatencyHist {
 }
 
 impl LatencyHist {
+    #[expect(
+        clippy::expect_used,
+        reason = "constant bounds, 1 < MAX_LAT_NS and 3 significant figures"
+    )]
     pub(crate) fn new() -> LatencyHist {
         LatencyHist {
-            // infallible: constant bounds, 1 < MAX_LAT_NS and 3 significant figures.
             inner: Histogram::new_with_bounds(1, MAX_LAT_NS, 3).expect("fixed bounds are valid"),
         }
     }
@@ -37,11 +40,13 @@ impl LatencyHist {
         self.inner.saturating_record(lat_ns.max(1));
     }
 
+    #[expect(
+        clippy::expect_used,
+        reason = "every LatencyHist has the same bounds, so adding cannot fail"
+    )]
     pub(crate) fn merge(&mut self, other: &LatencyHist) {
-        // Same bounds on both sides, so adding cannot fail.
         self.inner
             .add(&other.inner)
-            // infallible: every LatencyHist has the same bounds.
             .expect("histograms share their bounds");
     }
 
@@ -71,12 +76,15 @@ impl LatencyHist {
     }
 
     /// V2 + deflate, base64 (standard alphabet, padded).
+    #[expect(
+        clippy::expect_used,
+        reason = "a Vec takes every write, and the counts (I/Os of one run) are far below \
+                  i64::MAX, the one limit of the format"
+    )]
     pub(crate) fn encode(&self) -> String {
         let mut bytes = Vec::new();
         V2DeflateSerializer::new()
             .serialize(&self.inner, &mut bytes)
-            // infallible: a Vec takes every write, and the counts (I/Os of one run) are far
-            // below i64::MAX, the one limit of the format.
             .expect("serialising into memory cannot fail");
         base64::engine::general_purpose::STANDARD.encode(bytes)
     }

@@ -52,13 +52,16 @@ impl OffsetGen {
             used.clear();
         }
         let drawn = self.rng.below(blocks);
+        #[expect(
+            clippy::expect_used,
+            reason = "the map is not full (checked above), so some bit is clear"
+        )]
         let block = if !used.is_set(drawn) {
             drawn
         } else {
             // Not full, so some block is free: after the drawn one, or from the start.
             used.next_free(drawn + 1)
                 .or_else(|| used.next_free(0))
-                // infallible: the map is not full (checked above), so some bit is clear.
                 .expect("a map that is not full has a free block")
         };
         used.set(block);
@@ -86,10 +89,7 @@ struct BlockMap {
 impl BlockMap {
     fn new(blocks: u64) -> BlockMap {
         let mut lens = vec![blocks];
-        // infallible: `lens` starts with one level and only grows.
-        while *lens.last().expect("one level") > 64 {
-            // infallible: as above.
-            let below = *lens.last().expect("one level");
+        while let Some(&below) = lens.last().filter(|&&n| n > 64) {
             lens.push(below.div_ceil(64));
         }
         let mut map = BlockMap {
@@ -109,9 +109,11 @@ impl BlockMap {
         for (level, len) in self.levels.iter_mut().zip(&self.lens) {
             level.fill(0);
             let tail = len % 64;
-            if tail != 0 {
-                // infallible: a level of `len` bits has ceil(len / 64) words, and tail != 0.
-                *level.last_mut().expect("a level has a word") = u64::MAX << tail;
+            // A level of `len` bits has ceil(len / 64) words: with a tail there is a last one.
+            if tail != 0
+                && let Some(last) = level.last_mut()
+            {
+                *last = u64::MAX << tail;
             }
         }
         self.count = 0;

@@ -487,6 +487,11 @@ impl Fleet {
     }
 
     /// Draw log-normal latencies around `median_us`, record them, and report the percentiles.
+    #[expect(
+        clippy::expect_used,
+        reason = "constant, valid bounds; a Vec takes every write and the counts are \
+                  samples_per_hist, far below i64::MAX"
+    )]
     fn latency(
         &self,
         median_us: f64,
@@ -494,7 +499,6 @@ impl Fleet {
         rng: &mut Rng,
         keep_hist: bool,
     ) -> (Latency, Option<String>) {
-        // infallible: constant, valid bounds.
         let mut h = HdrHistogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).expect("bounds");
         for _ in 0..self.samples_per_hist {
             let mut v = median_us * 1000.0 * (sigma * rng.normal()).exp();
@@ -516,8 +520,6 @@ impl Fleet {
             let mut buf = Vec::new();
             V2DeflateSerializer::new()
                 .serialize(&h, &mut buf)
-                // infallible: a Vec takes every write; counts are samples_per_hist, far below
-                // i64::MAX.
                 .expect("serialize to memory");
             base64::engine::general_purpose::STANDARD.encode(buf)
         });

@@ -214,6 +214,10 @@ fn fact(r: Result<String, FactError>) -> tera::TeraResult<String> {
 /// A tera instance whose functions are the facts. Only `{{ }}` and `{% %}` are tera's: a
 /// comment would start at every Markdown heading id (`{#sources}`), so comments get a
 /// delimiter no page has.
+#[expect(
+    clippy::expect_used,
+    reason = "the delimiters are constants, each two bytes and distinct"
+)]
 pub(crate) fn tera(facts: PageFacts<'static>) -> Tera {
     let mut tera = Tera::new();
     tera.set_delimiters(tera::Delimiters {
@@ -221,7 +225,6 @@ pub(crate) fn tera(facts: PageFacts<'static>) -> Tera {
         comment_end: "#\u{1}".into(),
         ..Default::default()
     })
-    // infallible: the delimiters are constants, each two bytes and distinct.
     .expect("distinct two-byte delimiters");
     let facts = Arc::new(facts);
     let f = facts.clone();
@@ -880,7 +883,7 @@ mod tests {
         }
     }
 
-    /// Issue 14: every page says where its claims come from. (A page added to `content/` needs
+    /// Every page says where its claims come from. (A page added to `content/` needs
     /// a `## Sources {#sources}` section too.)
     #[test]
     fn every_built_in_page_has_a_sources_section() {

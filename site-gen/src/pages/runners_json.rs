@@ -89,7 +89,7 @@ mod tests {
     use super::*;
     use record::load::LoadedRecord;
 
-    /// Issue 11: published rows of a VM reading 35 GB/s (no disk link carries that), an EBS
+    /// Published rows of a VM reading 35 GB/s (no disk link carries that), an EBS
     /// volume at 400 MiB/s and tmpfs at 19 GB/s (memory, never marked). Only the VM's figure is
     /// marked, in the model, the findings and data/runners.json, and the fastest disk named by
     /// the findings is not the VM.

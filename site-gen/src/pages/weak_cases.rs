@@ -1,4 +1,4 @@
-//! Issue 28's weak cases on the site, each tried with several variants: control characters in
+//! The site's weak cases, each tried with several variants: control characters in
 //! any record string, absurd figures, two records with one id, an unreadable histogram.
 
 use std::collections::BTreeMap;

@@ -108,15 +108,7 @@ fn class6_bad_input_is_refused_at_the_boundary_naming_file_line_and_field() {
     write_records(&res, &records);
     let ran = run_in(
         dir,
-        &[
-            "site",
-            "--results",
-            "sres",
-            "--out",
-            "sout",
-            "--window-days",
-            "30",
-        ],
+        &common::args("site --results sres --out sout --window-days 30"),
     );
     assert_eq!(ran.code, Some(0), "{}", ran.context());
     assert!(ran.stderr.contains("in the future"), "{}", ran.stderr);

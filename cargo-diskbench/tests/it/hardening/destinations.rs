@@ -125,23 +125,11 @@ fn class5_every_destination_is_checked_before_the_first_test_file() {
     }
     let others: [(&[&str], &str); 5] = [
         (
-            &[
-                "fio",
-                "--name=t",
-                "--size=4M",
-                "--runtime=1",
-                "--output=a-folder",
-            ],
+            &common::args("fio --name=t --size=4M --runtime=1 --output=a-folder"),
             "--output",
         ),
         (
-            &[
-                "fio",
-                "--name=t",
-                "--size=4M",
-                "--runtime=1",
-                "--results=a-file",
-            ],
+            &common::args("fio --name=t --size=4M --runtime=1 --results=a-file"),
             "--results",
         ),
         (&["merge", "--into", "a-file", "res"], "--into"),

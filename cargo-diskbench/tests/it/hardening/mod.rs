@@ -1,4 +1,4 @@
-//! Hardening (issue 12): each class of fault a hostile user found, tried in several variants.
+//! Hardening: each class of fault a hostile user found, tried in several variants.
 //! One file per class; each test named on `site-gen/content/guarantees.md` lives in the file of
 //! its class.
 //!
@@ -17,7 +17,7 @@ use site_gen::testdata::Fleet;
 
 use crate::common;
 use crate::common::tree::snapshot as tree;
-use crate::common::{Mounted, sandbox};
+use crate::common::{Mounted, mkfifo, sandbox};
 
 /// Class 6: bad input is refused where it is read; readers never panic.
 mod bad_input;
@@ -145,12 +145,6 @@ fn write_records(dir: &Path, records: &[Record]) {
 /// A few good records with steps (so the steps page draws its scatters).
 fn some_records() -> Vec<Record> {
     common::fixture::records(12)
-}
-
-fn mkfifo(path: &Path) {
-    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
-    // SAFETY: a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
 }
 
 /// Plain `*.json` names directly in `dir` (what the writer may create there).

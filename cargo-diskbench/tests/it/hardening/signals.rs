@@ -176,20 +176,12 @@ fn class4_a_record_exists_exactly_when_the_exit_is_zero() {
     let mut seen = BTreeMap::<Option<i32>, usize>::new();
     for delay_ms in [100u64, 500, 900, 1050, 1150, 1250, 1400, 1700] {
         let res = root.join(format!("res{delay_ms}"));
-        let cmd = cmd_in(
-            root,
-            &[
-                "fio",
-                "--name=t",
-                "--directory=.",
-                "--rw=randread",
-                "--bs=4k",
-                "--size=4M",
-                "--time_based",
-                "--runtime=1",
-                &format!("--results={}", res.display()),
-            ],
+        let results = format!("--results={}", res.display());
+        let mut args = common::args(
+            "fio --name=t --directory=. --rw=randread --bs=4k --size=4M --time_based --runtime=1",
         );
+        args.push(&results);
+        let cmd = cmd_in(root, &args);
         let (code, stderr) =
             match interrupt_after(cmd, Duration::from_millis(delay_ms), libc::SIGINT) {
                 Some((ran, _)) => (ran.code, ran.stderr),
@@ -231,27 +223,12 @@ fn class4_a_record_exists_exactly_when_the_exit_is_zero() {
         .enumerate()
     {
         let res = root.join(format!("run{delay_ms}"));
-        let cmd = cmd_in(
-            root,
-            &[
-                "run",
-                "--dir",
-                ".",
-                "--results",
-                res.to_str().unwrap(),
-                "--size",
-                "4M",
-                "--runtime",
-                "0.3",
-                "--ramp",
-                "0",
-                "--only",
-                "seq-read",
-                "--no-steps",
-                "--no-site",
-                "--quiet",
-            ],
+        let mut args = common::args(
+            "run --dir . --size 4M --runtime 0.3 --ramp 0 --only seq-read --no-steps --no-site \
+             --quiet --results",
         );
+        args.push(res.to_str().unwrap());
+        let cmd = cmd_in(root, &args);
         let sig = if i % 2 == 0 {
             libc::SIGINT
         } else {
@@ -286,7 +263,7 @@ const THROTTLE_FILES: [&str; 4] = [
 
 /// A real v1 blkio cgroup standing in for a docker daemon's own (as systemd's
 /// `docker.service`): not made by the tool, so it is capped in place, with a fake `dockerd` (a
-/// copy of `sleep`, so its command name is `dockerd`) inside.
+/// link to `sleep` named so, hence its command name) inside.
 struct DaemonCgroup {
     dir: PathBuf,
     name: String,
@@ -304,7 +281,10 @@ impl DaemonCgroup {
         }
         let bin = sandbox();
         let dockerd = bin.path().join("dockerd");
-        std::fs::copy("/bin/sleep", &dockerd).unwrap();
+        // A link, not a copy: exec names the process after the name it ran (`dockerd`), and a
+        // fresh copy could still be open for writing in a child another test forked meanwhile,
+        // which fails this exec with ETXTBSY ("Text file busy"; seen in a full root run).
+        std::os::unix::fs::symlink("/bin/sleep", &dockerd).unwrap();
         let daemon = Command::new(&dockerd).arg("900").spawn().unwrap();
         std::fs::write(dir.join("cgroup.procs"), daemon.id().to_string()).unwrap();
         DaemonCgroup {
@@ -398,21 +378,12 @@ fn class4_a_daemon_capped_in_place_gets_its_limits_back_after_sigkill() {
         (THROTTLE_FILES[2], format!("{dev} 1048576")),
     ];
     // (stop point, the daemon cgroup's rules before, the command that sweeps)
-    let quick_run: Vec<&str> = ["run", "--no-steps", "--no-site", "--only", "seq-read"]
-        .into_iter()
-        .chain(common::QUICK_RUN_ARGS)
-        .collect();
-    let sqlite = ["steps", "--only", "sqlite", "--sqlite-transactions", "20"];
-    let what_if = [
-        "steps",
-        "--what-if",
-        "--what-if-only",
-        "memory",
-        "--only",
-        "sqlite",
-        "--sqlite-transactions",
-        "20",
-    ];
+    let mut quick_run = common::args("run --no-steps --no-site --only seq-read");
+    quick_run.extend(common::QUICK_RUN_ARGS);
+    let sqlite = common::args("steps --only sqlite --sqlite-transactions 20");
+    let what_if = common::args(
+        "steps --what-if --what-if-only memory --only sqlite --sqlite-transactions 20",
+    );
     type Rules<'a> = &'a [(&'a str, String)];
     let variants: [(&str, Rules<'_>, &[&str]); 4] = [
         ("limits-capped", &own_rules, &sqlite),
@@ -509,7 +480,7 @@ fn class4_a_daemon_capped_in_place_gets_its_limits_back_after_sigkill() {
     std::fs::write(run_dir.path().join("limits-4194400-c.json"), "{\"schema\":").unwrap();
     let out = common::bin()
         .current_dir(project.path())
-        .args(sqlite)
+        .args(&sqlite)
         .arg("--dir")
         .arg(dir.path())
         .arg("--results")

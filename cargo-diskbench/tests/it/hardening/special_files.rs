@@ -81,15 +81,10 @@ fn class2_test_files_are_never_written_through_a_symlink_or_into_a_special_file(
         let before = tree(sb.path(), &[]);
         let ran = run_in(
             sb.path(),
-            &[
-                "fio",
-                "--directory=d",
-                "--name=t",
-                "--rw=write",
-                "--bs=4k",
-                "--size=4M",
-                "--runtime=1",
-            ],
+            &common::args(
+                "fio --directory=d --name=t --rw=write --bs=4k --size=4M \
+                --runtime=1",
+            ),
         );
         assert_eq!(ran.code, Some(2), "{what}: {}", ran.context());
         assert!(ran.stderr.contains("t.0"), "{what}: {}", ran.stderr);

@@ -79,21 +79,10 @@ fn class8_options_name_their_range_and_a_closed_stdout_is_quiet() {
     let res = sb.path().join("closed-stderr-res");
     let mut c = cmd_in(
         sb.path(),
-        &[
-            "run",
-            "--dir",
-            "closed-stderr",
-            "--results",
-            "closed-stderr-res",
-            "--size",
-            "8M",
-            "--runtime",
-            "0.5",
-            "--ramp",
-            "0",
-            "--no-steps",
-            "--no-site",
-        ],
+        &common::args(
+            "run --dir closed-stderr --results closed-stderr-res --size \
+            8M --runtime 0.5 --ramp 0 --no-steps --no-site",
+        ),
     );
     c.stderr(Stdio::piped()).stdout(Stdio::null());
     let mut child = c.spawn().unwrap();

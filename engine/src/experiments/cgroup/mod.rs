@@ -200,9 +200,12 @@ impl CapGroup {
     /// Make `cmd`'s process join this cgroup before it runs anything, so everything it
     /// starts is inside from the first instruction.
     pub(crate) fn join_on_exec(&self, cmd: &mut Command) {
+        #[expect(
+            clippy::expect_used,
+            reason = "the path is the hierarchy root found under /sys/fs/cgroup joined with a \
+                      name of our own (a prefix, a pid, an id), none of which holds a NUL"
+        )]
         let procs = CString::new(self.dir.join("cgroup.procs").as_os_str().as_bytes())
-            // infallible: the path is the hierarchy root found under /sys/fs/cgroup joined
-            // with a name of our own (a prefix, a pid, an id), none of which holds a NUL.
             .expect("cgroup paths hold no NUL");
         // SAFETY: the closure runs in the forked child before exec and only makes raw
         // open/write/close syscalls (async-signal-safe, no allocation).

@@ -878,7 +878,7 @@ mod tests {
             .collect()
     }
 
-    /// Regression (issue 29): on a busy 2-vCPU machine one CPU-starved normal run made a
+    /// Regression: on a busy 2-vCPU machine one CPU-starved normal run made a
     /// compile "unknown ... the disk matters" against a memory run of the usual time. With
     /// three normal runs the median is the usual time and the verdict is cpu.
     #[test]
@@ -1018,7 +1018,7 @@ mod tests {
         assert_eq!((j.bound, j.cannot_tell), (Bound::Latency, false), "{j:?}");
     }
 
-    /// Issue 29, campaign run 2: sqlite's normal runs on a shared disk spread 0.9-7.5 s, wider
+    /// Measured (a what-if campaign, run 2): sqlite's normal runs on a shared disk spread 0.9-7.5 s, wider
     /// than the 2.4x of the capped runs, whose cgroup passed 5176 writes (5.2 s at 1000 a
     /// second): the cap set their pace, so it slowed the step, spread or not.
     #[test]
@@ -1077,7 +1077,7 @@ mod tests {
         assert_ne!(j.bound, Bound::Latency, "{}", j.why);
     }
 
-    /// Issue 29, campaign run 4: both caps slowed sqlite, the bandwidth cap's runs 2.25 s
+    /// Measured (a what-if campaign, run 4): both caps slowed sqlite, the bandwidth cap's runs 2.25 s
     /// longer though its 53 MB at 50 MiB/s cost at most 1.07 s; counted at that, the I/O-rate
     /// cap's 4.9 s is far more: latency, not mixed.
     #[test]

@@ -1,5 +1,5 @@
 //! `--like LABEL` in a step's prediction: the one-at-a-time latency a rate cap leaves out,
-//! and an estimate, labelled as one, of what it would add (issue 29). A cap limits the rate
+//! and an estimate, labelled as one, of what it would add. A cap limits the rate
 //! and adds no round trip; where FUSE can be used the `like:` condition adds one to the
 //! step's folder (`setup.rs`), and the note then says only what is left out elsewhere.
 

@@ -5,7 +5,7 @@
 //! Before, only the work folder went to memory: a `cargo test` whose tests write their
 //! database under `target/` ran on the disk in the memory condition, and "on memory" looked
 //! like "the disk does not matter" (1.40-1.91 s on memory against 1.38-1.77 s normal, beside a
-//! 4.5x slowdown under an I/O-rate cap, issue 29).
+//! 4.5x slowdown under an I/O-rate cap).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -293,7 +293,7 @@ fn node_job_typecheck_follows_the_cpu_and_bun_install_the_disk() {
     assert_eq!(pair.better.3, pair.worse.3, "{}", tc.conclusion);
 }
 
-/// Issue 25: the shipped node data holds a disk-only pair (tmpfs and EBS, same CPU, at least
+/// The shipped node data holds a disk-only pair (tmpfs and EBS, same CPU, at least
 /// 10x apart in every disk figure). typecheck took 35 s on both: "not the disk" by that pair,
 /// which agrees with the CPU call of the ranks; `bun install` took 8 s against 21 s: the disk
 /// matters, by the same pair.
