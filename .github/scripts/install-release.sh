@@ -9,8 +9,10 @@
 # and each `<sha256>  <tarball>` line pins one tarball of one release. VERSION is X.Y.Z (a
 # leading v is dropped). The tarball for this machine's architecture is downloaded, its
 # SHA-256 compared with the pinned one, and only then unpacked: the binary lands in
-# DEST_DIR/bin/cargo-diskbench. A mismatch, a failed download (a 404, a cut-off transfer) or
-# a binary that does not run is refused by name, and nothing is installed.
+# DEST_DIR/bin/cargo-diskbench. A transfer cut off, a server error (5xx, 429) or a timeout is
+# tried again (3 attempts, RETRY_DELAY_S seconds apart, default 3, doubling); a mismatch, a
+# missing asset (404), a failed download after the last attempt or a binary that does not run
+# is refused by name, and nothing is installed.
 #
 # Exit status: 0 installed; 1 the download failed or did not match; 2 bad usage, a version
 # the pins file does not pin, or an architecture with no release binary.
@@ -58,21 +60,45 @@ case "$url" in
 esac
 command -v curl >/dev/null || fail 2 "curl is needed to download the release binary: apt-get install curl (or build from source with version: source)"
 
+retry_delay_s="${RETRY_DELAY_S:-3}"
+case "$retry_delay_s" in
+  '' | *[!0-9]*) fail 2 "RETRY_DELAY_S must be a whole number of seconds, not '$retry_delay_s'" ;;
+esac
+attempts=3
+
 work="$(mktemp -d "${RUNNER_TEMP:-/tmp}/cargo-diskbench-download.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 echo "downloading $url"
-status=0
-http_code="$(curl --proto "$proto" --tlsv1.2 --location --fail --silent --show-error \
-  --retry 3 --connect-timeout 20 --max-time 300 --max-filesize 209715200 \
-  --write-out '%{http_code}' --output "$work/$tarball" "$url" 2>"$work/curl.err")" || status=$?
-if [ "$status" -ne 0 ]; then
+# Each attempt downloads the whole file again: the hash check below is on what arrived.
+for attempt in $(seq 1 "$attempts"); do
+  status=0
+  http_code="$(curl --proto "$proto" --tlsv1.2 --location --fail --silent --show-error \
+    --connect-timeout 20 --max-time 300 --max-filesize 209715200 \
+    --write-out '%{http_code}' --output "$work/$tarball" "$url" 2>"$work/curl.err")" || status=$?
+  if [ "$status" -eq 0 ]; then break; fi
   why="$(tr '\n' ' ' < "$work/curl.err")"
-  case "$status" in
-    22) fail 1 "cannot download $tarball from $url: HTTP $http_code. Is release v$version published with that asset? ($why)" ;;
-    18) fail 1 "cannot download $tarball from $url: the transfer was cut off before the end; nothing was installed ($why)" ;;
-    *) fail 1 "cannot download $tarball from $url (curl exit $status): $why" ;;
+  # Worth another attempt: the server's own failure or a busy server (5xx, 429), a transfer
+  # cut off (18), a timeout (28), a connection refused, reset or answered with nothing (7, 52,
+  # 55, 56). A 404 and the rest are not.
+  case "$status:$http_code" in
+    22:5?? | 22:429 | 18:* | 28:* | 7:* | 52:* | 55:* | 56:*) again=true ;;
+    *) again=false ;;
   esac
-fi
+  if [ "$again" = true ] && [ "$attempt" -lt "$attempts" ]; then
+    wait_s=$((retry_delay_s * (1 << (attempt - 1))))
+    echo "attempt $attempt of $attempts failed (curl exit $status, HTTP $http_code): $why; trying again in ${wait_s} s"
+    sleep "$wait_s"
+    continue
+  fi
+  tries="after $attempt attempt(s)"
+  case "$status:$http_code" in
+    22:404) fail 1 "cannot download $tarball from $url: HTTP 404. Is release v$version published with that asset? ($why)" ;;
+    22:5?? | 22:429) fail 1 "cannot download $tarball from $url: the server answered HTTP $http_code $tries, an error on its side, not a missing asset; re-run the job later (nothing was installed) ($why)" ;;
+    22:*) fail 1 "cannot download $tarball from $url: HTTP $http_code ($why)" ;;
+    18:*) fail 1 "cannot download $tarball from $url: the transfer was cut off before the end $tries; nothing was installed ($why)" ;;
+    *) fail 1 "cannot download $tarball from $url (curl exit $status) $tries: $why" ;;
+  esac
+done
 actual="$(sha256sum "$work/$tarball" | cut -d' ' -f1)"
 if [ "$actual" != "$expected" ]; then
   fail 1 "SHA-256 mismatch for $tarball from $url: expected $expected (pinned in $pins), got $actual ($(wc -c < "$work/$tarball") bytes); refused, nothing was installed"

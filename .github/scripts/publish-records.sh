@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Add downloaded records to the data branch and push it.
 #
+#   publish-records.sh exists                           is there a data branch yet? exists=true or
+#                                                       false to $GITHUB_OUTPUT (remote: token)
 #   publish-records.sh fetch                            check the data branch out (remote: token)
 #   publish-records.sh merge ARTIFACTS_DIR [EXPECTED]   cargo-diskbench merge; hand the new record
 #                                                       files on (no remote, no token)
@@ -32,12 +34,12 @@
 set -euo pipefail
 
 usage() {
-  echo "usage: publish-records.sh fetch | merge ARTIFACTS_DIR [EXPECTED_LABELS] | push [HANDOFF_DIR] | ARTIFACTS_DIR [EXPECTED_LABELS]" >&2
+  echo "usage: publish-records.sh exists | fetch | merge ARTIFACTS_DIR [EXPECTED_LABELS] | push [HANDOFF_DIR] | ARTIFACTS_DIR [EXPECTED_LABELS]" >&2
   exit 2
 }
 phase="${1:-}"
 case "$phase" in
-  fetch) [ "$#" -eq 1 ] || usage ;;
+  fetch | exists) [ "$#" -eq 1 ] || usage ;;
   push) [ "$#" -le 2 ] || usage ;;
   merge) shift; [ "$#" -ge 1 ] || usage ;;
   '') usage ;;
@@ -149,6 +151,20 @@ commit_message() {
   echo "Add $1 record(s) from run ${GITHUB_RUN_ID:-local} of ${GITHUB_REPOSITORY:-this repository}"
 }
 
+# Whether the remote has the data branch, for a step that reads it only if it is there (the
+# bench jobs' baseline): 0 yes, 2 not yet (the first run); anything else is said as a warning
+# and taken as no branch, since a baseline is only ever a comparison.
+phase_exists() {
+  local status=0 exists=false
+  remote_git ls-remote --exit-code origin "refs/heads/$branch" >/dev/null 2>"$state/ls-remote.err" || status=$?
+  case "$status" in
+    0) exists=true; echo "$branch exists" ;;
+    2) echo "no $branch branch yet (the first run): no baseline" ;;
+    *) echo "::warning title=cargo-diskbench::cannot ask origin whether $branch exists (git ls-remote exit $status): $(tr '\n' ' ' < "$state/ls-remote.err"); going on without a baseline" ;;
+  esac
+  echo "exists=$exists" >> "${GITHUB_OUTPUT:-/dev/stdout}"
+}
+
 # Phase 1: the data branch as the remote has it (or a new, empty one), in $worktree.
 phase_fetch() {
   checkout_data_branch
@@ -250,6 +266,7 @@ phase_push() {
 }
 
 case "$phase" in
+  exists) phase_exists ;;
   fetch) phase_fetch ;;
   merge) phase_merge ;;
   push) phase_push ;;

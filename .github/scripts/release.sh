@@ -1,11 +1,22 @@
 #!/usr/bin/env bash
-# Make a release: package the binaries, pin their SHA-256 in the action's own files, tag.
+# Make a release: package the binaries, pin their SHA-256 in the action's own files, tag,
+# publish.
 #
-#   release.sh check VERSION                       may VERSION be released from here? (no writes)
+#   release.sh check VERSION                       may VERSION be released (or finished) from here?
 #   release.sh package VERSION TARGET BINARY OUT   OUT/cargo-diskbench-TARGET-vVERSION.tar.gz
 #   release.sh pin VERSION ASSETS                  ASSETS/SHA256SUMS, the pins file, a commit, the tag
-#   release.sh push VERSION                        push the tag (remote: token)
+#   release.sh push VERSION                        push the tag and the branch release/vVERSION
+#                                                  (remote: token)
+#   release.sh publish VERSION ASSETS              the GitHub release: draft, assets, published (gh)
 #   release.sh check-tag TAG [ASSETS]              does TAG's commit pin its binaries (and these)?
+#
+# Every phase after `package` can be run again after a failure and finishes what is missing: a
+# tag the workflow made already is kept when it pins these very tarballs (pin), a push of what
+# the remote has already is a no-op (push), and a draft release gets the assets it lacks
+# (publish). So "Re-run failed jobs" completes a release whose publish step failed after the
+# tag was pushed. The pins commit is pushed as the branch release/vX.Y.Z beside the tag, so it
+# is on a branch of the repository (github.com marks a commit that is on none as possibly
+# from a fork).
 #
 # Why a commit of its own: the action checks a downloaded binary against a SHA-256 in its own
 # files, and a tag's files cannot hold the hash of binaries built from that tag. So the release
@@ -18,7 +29,8 @@
 # cargo-diskbench or any other code the release built: the job that holds the write token
 # runs this script, git, sha256sum and gh only.
 # Env: GITHUB_SERVER_URL, GITHUB_REPOSITORY (the download location written into the pins
-#      file); RELEASE_DOWNLOAD_URL (instead of those two: where the tarballs will be, e.g. a
+#      file; the repository gh publishes to); GITHUB_RUN_ID (named in the release notes);
+#      GH_TOKEN (publish only, for gh); RELEASE_DOWNLOAD_URL (instead of those two: where the tarballs will be, e.g. a
 #      test's local server); RELEASE_PUSH_TOKEN (push only: sent as an HTTP header by this
 #      script's own git call, never written to .git/config).
 set -euo pipefail
@@ -33,7 +45,7 @@ fail() {
   exit "$code"
 }
 usage() {
-  echo "usage: release.sh check VERSION | package VERSION TARGET BINARY OUT | pin VERSION ASSETS | push VERSION | check-tag TAG [ASSETS]" >&2
+  echo "usage: release.sh check VERSION | package VERSION TARGET BINARY OUT | pin VERSION ASSETS | push VERSION | publish VERSION ASSETS | check-tag TAG [ASSETS]" >&2
   exit 2
 }
 
@@ -65,22 +77,37 @@ if [ -n "${RELEASE_PUSH_TOKEN:-}" ]; then
   unset RELEASE_PUSH_TOKEN
 fi
 
-# VERSION may be released from this checkout: X.Y.Z, the version Cargo.toml says, and no tag
-# vX.Y.Z here or at origin (a tag once published is never made again).
+# VERSION may be released from this checkout: X.Y.Z, the version Cargo.toml says, and either
+# no tag vX.Y.Z here or at origin, or one this workflow made (its commit pins the binaries):
+# then the release is finished, never made again. A tag is never moved.
 phase_check() {
-  local version="$1" in_toml status=0
+  local version="$1" in_toml status=0 at_origin=false
   valid_version "$version" || fail 2 "version '$version' is not X.Y.Z (no leading v, no suffix)"
   in_toml="$(cargo_version)"
   [ "$in_toml" = "$version" ] || fail 2 "version $version: Cargo.toml says '$in_toml'; bump the workspace version (and CHANGELOG.md) in a pull request first, then release from that commit"
-  if git rev-parse --quiet --verify "refs/tags/v$version" >/dev/null; then
-    fail 2 "tag v$version exists already; a release tag is never moved or made again: release the next version"
-  fi
   remote_git ls-remote --exit-code --tags origin "refs/tags/v$version" >/dev/null 2>"${TMPDIR:-/tmp}/release-ls-remote.err" || status=$?
   case "$status" in
-    0) fail 2 "tag v$version exists at origin already; a release tag is never moved or made again: release the next version" ;;
+    0) at_origin=true ;;
     2) ;;  # no such tag
     *) fail 1 "cannot ask origin for its tags (git ls-remote exit $status): $(cat "${TMPDIR:-/tmp}/release-ls-remote.err")" ;;
   esac
+  local fetched=false where=""
+  if [ "$at_origin" = true ]; then where=" at origin"; fi
+  if [ "$at_origin" = true ] && ! git rev-parse --quiet --verify "refs/tags/v$version" >/dev/null; then
+    remote_git fetch --quiet --no-tags origin "refs/tags/v$version" 2>/dev/null \
+      || fail 1 "cannot fetch tag v$version from origin"
+    git update-ref "refs/tags/v$version" FETCH_HEAD
+    fetched=true
+  fi
+  if git rev-parse --quiet --verify "refs/tags/v$version" >/dev/null; then
+    if ! ( phase_check_tag "v$version" ) >/dev/null 2>&1; then
+      # Fetched only to look at: not left behind.
+      if [ "$fetched" = true ]; then git update-ref -d "refs/tags/v$version"; fi
+      fail 2 "tag v$version exists$where already and was not made by the release workflow (its commit pins no binaries); a release tag is never moved or made again: release the next version"
+    fi
+    echo "v$version is tagged$where already by the release workflow: this run finishes that release (the same tag, the tarballs it pins)"
+    return 0
+  fi
   echo "v$version can be released from $(git rev-parse HEAD)"
 }
 
@@ -130,6 +157,17 @@ phase_pin() {
     name="$(tarball_name "$version" "$t")"
     [ -f "$assets/$name" ] || fail 2 "$assets/$name is missing: every target is released together"
   done
+  if git rev-parse --quiet --verify "refs/tags/v$version" >/dev/null; then
+    # A rerun: the tag stays; these must be the tarballs it pins.
+    ( phase_check_tag "v$version" "$assets" ) \
+      || fail 1 "tag v$version pins other tarballs than these (they were built again, and a build is not bit for bit the same): re-run the failed jobs of the run that made the tag (its build artifacts are kept 7 days), or release the next version"
+    (
+      cd "$assets"
+      for t in "${TARGETS[@]}"; do sha256sum "$(tarball_name "$version" "$t")"; done
+    ) > "$assets/SHA256SUMS"
+    echo "v$version was tagged by an earlier attempt and pins these tarballs: kept"
+    return 0
+  fi
   local download
   if [ -n "${RELEASE_DOWNLOAD_URL:-}" ]; then
     download="${RELEASE_DOWNLOAD_URL%/}"
@@ -164,12 +202,73 @@ phase_pin() {
   phase_check_tag "v$version" "$assets"
 }
 
+# The tag and the branch release/vVERSION at its commit, together (--atomic: both or neither).
+# What the remote has already is left as it is, so a rerun pushes only what is missing; a tag
+# or branch there at another commit is refused, never overwritten.
 phase_push() {
-  local version="$1"
+  local version="$1" commit
   phase_check_tag "v$version"
-  remote_git push --quiet origin "refs/tags/v$version:refs/tags/v$version" \
-    || fail 1 "the push of tag v$version was refused; nothing was released (an existing tag is never overwritten)"
-  echo "pushed tag v$version ($(git rev-parse "v$version^{commit}"))"
+  commit="$(git rev-parse "v$version^{commit}")"
+  remote_git push --quiet --atomic origin "refs/tags/v$version:refs/tags/v$version" "$commit:refs/heads/release/v$version" \
+    || fail 1 "the push of tag v$version and branch release/v$version was refused; nothing was pushed (an existing tag or branch is never overwritten: if origin has either at another commit, release the next version)"
+  echo "pushed tag v$version and branch release/v$version ($commit)"
+}
+
+# The GitHub release of the pushed tag: created as a draft with the assets, then published
+# (with release immutability on, assets can be added only before publishing). A rerun finds the
+# draft and uploads what it lacks (--clobber: an upload cut off is replaced), or finds it
+# published with every asset and does nothing.
+phase_publish() {
+  local version="$1" assets="$2" tag="v$1"
+  valid_version "$version" || fail 2 "version '$version' is not X.Y.Z"
+  [ -n "${GITHUB_REPOSITORY:-}" ] || fail 2 "GITHUB_REPOSITORY is not set: the repository to publish the release in"
+  command -v gh >/dev/null || fail 2 "the GitHub CLI (gh) is needed to publish the release"
+  phase_check_tag "$tag" "$assets" >/dev/null
+  local files=() t
+  for t in "${TARGETS[@]}"; do files+=("$assets/$(tarball_name "$version" "$t")"); done
+  files+=("$assets/SHA256SUMS")
+  [ -f "$assets/SHA256SUMS" ] || fail 2 "$assets/SHA256SUMS is missing: run the pin phase first"
+  local err="${TMPDIR:-/tmp}/release-gh.err" draft
+  if draft="$(gh release view "$tag" --repo "$GITHUB_REPOSITORY" --json isDraft --jq .isDraft 2>"$err")"; then
+    if [ "$draft" = true ]; then
+      echo "$tag: a draft from an earlier attempt; uploading its assets again"
+      gh release upload "$tag" --repo "$GITHUB_REPOSITORY" --clobber "${files[@]}" \
+        || fail 1 "uploading the assets of $tag failed; re-run this job to try again"
+    else
+      local present missing=()
+      present="$(gh release view "$tag" --repo "$GITHUB_REPOSITORY" --json assets --jq '.assets[].name')" \
+        || fail 1 "cannot list the assets of release $tag"
+      local f
+      for f in "${files[@]}"; do
+        grep -qFx "${f##*/}" <<< "$present" || missing+=("${f##*/}")
+      done
+      if [ "${#missing[@]}" -gt 0 ]; then
+        fail 1 "release $tag is published without ${missing[*]}; a published release cannot be changed (release immutability): release the next version"
+      fi
+      echo "release $tag is published with every asset already"
+      return 0
+    fi
+  elif grep -qi 'release not found' "$err"; then
+    local notes="${TMPDIR:-/tmp}/release-notes.md"
+    {
+      echo "Static binaries for x86_64 and aarch64 Linux (musl), built by run ${GITHUB_RUN_ID:-(local)}."
+      echo
+      echo "The action at \`@$tag\` installs them and checks each tarball against"
+      echo "\`$PINS\` in the tagged commit (also on the branch \`release/$tag\`)."
+      echo
+      echo '```'
+      cat "$assets/SHA256SUMS"
+      echo '```'
+    } > "$notes"
+    gh release create "$tag" --repo "$GITHUB_REPOSITORY" --verify-tag --draft \
+      --title "cargo-diskbench $version" --notes-file "$notes" "${files[@]}" \
+      || fail 1 "creating the draft release $tag failed; re-run this job: the draft is finished, not made again"
+  else
+    fail 1 "cannot ask for release $tag: $(tr '\n' ' ' < "$err")"
+  fi
+  gh release edit "$tag" --repo "$GITHUB_REPOSITORY" --draft=false \
+    || fail 1 "publishing the draft release $tag failed; re-run this job"
+  echo "published release $tag"
 }
 
 # TAG's commit pins both targets' tarballs of TAG's version, and Cargo.toml there says that
@@ -212,6 +311,7 @@ case "$phase" in
   package) [ "$#" -eq 4 ] || usage; phase_package "$@" ;;
   pin) [ "$#" -eq 2 ] || usage; phase_pin "$@" ;;
   push) [ "$#" -eq 1 ] || usage; phase_push "$1" ;;
+  publish) [ "$#" -eq 2 ] || usage; phase_publish "$@" ;;
   check-tag) if [ "$#" -lt 1 ] || [ "$#" -gt 2 ]; then usage; fi; phase_check_tag "$@" ;;
   *) usage ;;
 esac

@@ -382,7 +382,9 @@ fn the_action_names_missing_cargo_and_cc_before_building() {
     let (code, text) = install("false", "false", false);
     assert_eq!(code, 1, "{text}");
     assert!(
-        text.contains("missing to build cargo-diskbench: cargo: add dtolnay/rust-toolchain"),
+        text.contains(
+            "missing to build cargo-diskbench: cargo: install rustup (https://rustup.rs)"
+        ),
         "{text}"
     );
     assert!(
@@ -406,8 +408,10 @@ fn the_action_names_missing_cargo_and_cc_before_building() {
     );
 }
 
-/// A folder of stand-ins for the check step: `id` answering `uid` (`id -g` the same), and
-/// `sudo` as `sudo` says: none, one that needs a password, or one that runs the command.
+/// A folder of stand-ins for the check step: `id` answering `uid` (`id -g` the same), `sudo`
+/// as `sudo` says (none, one that needs a password, or one that runs the command), and the
+/// root probe's `mount` and `mkdir` of a cgroup, refused when FAKE_MOUNT or FAKE_CGROUP is
+/// `fail` (a container), with `umount` and `rmdir` that succeed.
 fn fake_bin(dir: &Path, uid: u32, sudo: Option<&str>) -> PathBuf {
     let bin = dir.join(format!("bin-{uid}-{}", sudo.unwrap_or("none")));
     write_script(
@@ -423,9 +427,21 @@ fn fake_bin(dir: &Path, uid: u32, sudo: Option<&str>) -> PathBuf {
         ),
         Some("ok") => write_script(
             &bin.join("sudo"),
-            "#!/bin/sh\n[ \"$1\" = -n ] && shift\nexec /usr/bin/env PATH=/usr/bin:/bin \"$@\"\n",
+            "#!/bin/sh\n[ \"$1\" = -n ] && shift\nexec /usr/bin/env PATH=\"$PATH:/usr/bin:/bin\" \"$@\"\n",
         ),
         _ => {}
+    }
+    write_script(
+        &bin.join("mount"),
+        "#!/bin/sh\nif [ \"${FAKE_MOUNT:-}\" = fail ]; then echo 'mount: permission denied' >&2; exit 32; fi\n",
+    );
+    write_script(
+        &bin.join("mkdir"),
+        "#!/bin/sh\ncase \"$*\" in */sys/fs/cgroup/*) if [ \"${FAKE_CGROUP:-}\" = fail ]; then \
+         echo 'mkdir: Read-only file system' >&2; exit 1; fi ;; esac\n",
+    );
+    for name in ["umount", "rmdir"] {
+        write_script(&bin.join(name), "#!/bin/sh\nexit 0\n");
     }
     bin
 }
@@ -592,9 +608,75 @@ fn the_check_step_refuses_bad_inputs_before_the_install() {
             0,
             "",
         ),
+        // A `container:` job or ubuntu-slim: root, and still no mount or no cgroup.
+        (
+            "what-if where nothing may be mounted",
+            &[("INPUT_WHAT_IF", "true"), ("FAKE_MOUNT", "fail")],
+            0,
+            None,
+            2,
+            "mounts a file system, and this job may not",
+        ),
+        (
+            "what-if where cgroups are read-only",
+            &[("INPUT_WHAT_IF", "true"), ("FAKE_CGROUP", "fail")],
+            1001,
+            Some("ok"),
+            2,
+            "creates cgroups under /sys/fs/cgroup",
+        ),
+        (
+            "like a published runner, through sudo",
+            &[("INPUT_LIKE", "github-x64-2x8"), ("INPUT_STEPS", "false")],
+            1001,
+            Some("ok"),
+            0,
+            "",
+        ),
+        (
+            "like, no sudo",
+            &[("INPUT_LIKE", "github-x64-2x8")],
+            1001,
+            None,
+            2,
+            "like: github-x64-2x8 needs root",
+        ),
+        (
+            "like two labels",
+            &[("INPUT_LIKE", "a b")],
+            0,
+            None,
+            2,
+            "input like must be one runner label",
+        ),
+        (
+            "like in a container",
+            &[("INPUT_LIKE", "github-x64-2x8"), ("FAKE_MOUNT", "fail")],
+            0,
+            None,
+            2,
+            "like: github-x64-2x8 mounts a file system",
+        ),
+        (
+            "cache maybe",
+            &[("INPUT_CACHE", "maybe")],
+            1001,
+            None,
+            2,
+            "input cache must be true or false, not 'maybe'",
+        ),
+        (
+            "pull_request_target",
+            &[("GITHUB_EVENT_NAME", "pull_request_target")],
+            1001,
+            None,
+            0,
+            "::warning title=cargo-diskbench::this job runs on pull_request_target",
+        ),
     ];
     let step = step_script(&github_file(ACTION), "check");
     assert!(!step.is_empty());
+    let tmp_s = tmp.path().display().to_string();
     for (what, inputs, uid, sudo, code, needle) in cases {
         let bin = fake_bin(tmp.path(), *uid, *sudo);
         let mut env: BTreeMap<&str, &str> = BTreeMap::from([
@@ -604,6 +686,10 @@ fn the_check_step_refuses_bad_inputs_before_the_install() {
             ("INPUT_WHAT_IF", "false"),
             ("INSTALL_ONLY", "false"),
             ("INPUT_RETENTION_DAYS", ""),
+            ("INPUT_LIKE", ""),
+            ("INPUT_CACHE", "true"),
+            ("GITHUB_EVENT_NAME", "push"),
+            ("RUNNER_TEMP", tmp_s.as_str()),
         ]);
         env.extend(inputs.iter().copied());
         let path = bin.display().to_string();
@@ -1080,5 +1166,172 @@ fn the_provisioned_input_reaches_the_record_and_the_summary() {
     assert!(
         summary.contains("of the provisioned 3000 IOPS"),
         "{summary}"
+    );
+}
+
+/// `like:` through the action's run step, with a stand-in tool that logs what it is asked:
+/// the published runners' CSVs (the action's checkout holds them) are imported into the run's
+/// fresh results folder first, `--like LABEL` is passed, and the record handed to the upload
+/// is the run's own, not one of the imported ones.
+#[test]
+fn the_like_input_imports_the_published_figures_and_passes_like() {
+    let tmp = tempfile::tempdir().unwrap();
+    let workspace = tmp.path().join("ws");
+    fs::create_dir_all(&workspace).unwrap();
+    let log = tmp.path().join("tool.log");
+    let tool = tmp.path().join("tool/cargo-diskbench");
+    // import: one record per CSV; run: its record in --results, as the tool names them.
+    write_script(
+        &tool,
+        r#"#!/bin/bash
+echo "$*" >> "$TOOL_LOG"
+results=""; prev=""
+for a in "$@"; do if [ "$prev" = --results ]; then results="$a"; fi; prev="$a"; done
+case "$2" in
+  import) for f in "$@"; do case "$f" in *.csv) echo '{}' > "$results/2026-10-08-$(basename "$f" .csv)-0a1b2c3d.json" ;; esac; done ;;
+  run) echo '{}' > "$results/2026-12-05-local-test-4e5f6a7b.json" ;;
+esac
+"#,
+    );
+    // Root already (the sudo path has its own test): `id -u` answers 0.
+    let bin = tmp.path().join("root-id");
+    write_script(
+        &bin.join("id"),
+        "#!/bin/sh\ncase \"$1\" in -u|-g) echo 0 ;; *) exec /usr/bin/id \"$@\" ;; esac\n",
+    );
+    let path = path_with(&bin);
+    let action_path = common::repo_root().join(".github/actions/diskbench");
+    let env = run_env(
+        tmp.path(),
+        &[
+            ("BIN", tool.to_str().unwrap()),
+            ("INPUT_LIKE", "github-x64-2x8"),
+            ("GITHUB_ACTION_PATH", action_path.to_str().unwrap()),
+            ("TOOL_LOG", log.to_str().unwrap()),
+            ("PATH", &path),
+        ],
+    );
+    let run = run_action_step(tmp.path(), &workspace, &env);
+    assert_eq!(run.code, 0, "{}", run.text);
+    let calls: Vec<String> = fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
+    assert_eq!(calls.len(), 2, "{calls:#?}");
+    assert!(calls[0].starts_with("diskbench import "), "{}", calls[0]);
+    let published = common::repo_root().join("fixtures/published");
+    let csvs = fs::read_dir(&published)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "csv")
+        })
+        .count();
+    assert!(csvs >= 2);
+    assert_eq!(calls[0].matches(".csv").count(), csvs, "{}", calls[0]);
+    assert!(calls[1].starts_with("diskbench run "), "{}", calls[1]);
+    assert!(calls[1].contains(" --like github-x64-2x8"), "{}", calls[1]);
+    let record = &run.outputs["record"];
+    assert!(
+        record.ends_with("/2026-12-05-local-test-4e5f6a7b.json"),
+        "{record}"
+    );
+    assert_eq!(
+        run.outputs["artifact-name"],
+        "diskbench-record-2026-12-05-local-test-4e5f6a7b"
+    );
+}
+
+/// No step of the measuring action holds a token: the job has built and run the workspace's
+/// code by then. comment-on only hands the comparison on as an artifact; the comment action,
+/// for a job of its own, posts it with the token given to its one step, on the pull
+/// request's head commit (not the test merge GITHUB_SHA names), and warns when refused.
+#[test]
+fn comments_are_posted_from_a_job_of_their_own_on_the_pull_requests_head() {
+    let action = github_file(ACTION);
+    for token in ["github.token", "GH_TOKEN", "secrets."] {
+        assert!(!action.contains(token), "action.yml uses {token}");
+    }
+    assert!(action.contains("name: ${{ steps.run.outputs.artifact-name }}-comparison"));
+    let comment_file = "actions/diskbench-comment/action.yml";
+    let comment = github_file(comment_file);
+    assert!(comment.contains("pattern: ${{ inputs.results-name }}-*-comparison"));
+    assert!(
+        !comment.contains("actions/checkout"),
+        "the comment job checks code out"
+    );
+    assert_eq!(comment.matches("GH_TOKEN").count(), 1, "{comment}");
+
+    let tmp = tempfile::tempdir().unwrap();
+    let comparisons = tmp.path().join("comparisons/diskbench-record-x-comparison");
+    fs::create_dir_all(&comparisons).unwrap();
+    fs::write(comparisons.join("comparison.md"), "qd1-read: slower\n").unwrap();
+    let bin = tmp.path().join("bin");
+    let log = tmp.path().join("gh.log");
+    write_script(
+        &bin.join("gh"),
+        "#!/bin/sh\necho \"$* token=$GH_TOKEN\" >> \"$GH_LOG\"\n[ \"${GH_REFUSE:-}\" = 1 ] && exit 1\nexit 0\n",
+    );
+    let head = "1111111111111111111111111111111111111111";
+    let merge = "2222222222222222222222222222222222222222";
+    let event = tmp.path().join("event.json");
+    fs::write(
+        &event,
+        format!(r#"{{"pull_request": {{"head": {{"sha": "{head}"}}}}}}"#),
+    )
+    .unwrap();
+    let push_event = tmp.path().join("push.json");
+    fs::write(&push_event, r#"{"after": "x"}"#).unwrap();
+    let path = path_with(&bin);
+    let post = |event: &Path, refuse: &str| {
+        let _ = fs::remove_file(&log);
+        let run = run_step(
+            comment_file,
+            "post",
+            "bash",
+            tmp.path(),
+            &[
+                ("PATH", path.as_str()),
+                ("GH_LOG", log.to_str().unwrap()),
+                ("GH_TOKEN", "t0ken"),
+                ("GH_REFUSE", refuse),
+                (
+                    "COMPARISONS",
+                    tmp.path().join("comparisons").to_str().unwrap(),
+                ),
+                ("GITHUB_EVENT_PATH", event.to_str().unwrap()),
+                ("GITHUB_SHA", merge),
+                ("GITHUB_REPOSITORY", "owner/repo"),
+            ],
+        );
+        (run, fs::read_to_string(&log).unwrap_or_default())
+    };
+    let (run, calls) = post(&event, "");
+    assert_eq!(run.code, 0, "{}", run.text);
+    assert_eq!(run.outputs["comments"], "1");
+    assert!(
+        calls.contains(&format!(
+            "api repos/owner/repo/commits/{head}/comments -F body=@"
+        )),
+        "{calls}"
+    );
+    assert!(calls.contains("token=t0ken"), "{calls}");
+    let (run, calls) = post(&push_event, "");
+    assert_eq!(run.code, 0, "{}", run.text);
+    assert!(
+        calls.contains(&format!("commits/{merge}/comments")),
+        "{calls}"
+    );
+    let (run, _) = post(&event, "1");
+    assert_eq!(run.code, 0, "{}", run.text);
+    assert_eq!(run.outputs["comments"], "0");
+    assert!(
+        run.text.contains("needs permissions: contents: write"),
+        "{}",
+        run.text
     );
 }

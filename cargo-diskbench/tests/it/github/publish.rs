@@ -487,3 +487,65 @@ fn the_push_refuses_a_hand_off_that_is_not_record_files() {
         assert!(!remote.data_branch_exists(), "{what}: pushed anyway");
     }
 }
+
+/// The bench jobs' baseline: `exists` says whether the data branch is there (false on the
+/// first run, true once published), as a step output the checkout of it is conditioned on, so
+/// the first run has no failed step; an origin it cannot ask is a warning and no baseline.
+#[test]
+fn exists_tells_the_first_run_from_a_later_one_without_failing() {
+    let system_path = std::env::var("PATH").unwrap_or_default();
+    let remote = DataRemote::new();
+    let output = remote.tmp.path().join("github-output");
+    let exists = |remote: &DataRemote| {
+        let _ = fs::remove_file(&output);
+        let (ok, text, _) = remote.run_in(
+            &remote.work,
+            &["exists"],
+            &system_path,
+            &[("GITHUB_OUTPUT", output.to_str().unwrap())],
+        );
+        (ok, text, fs::read_to_string(&output).unwrap_or_default())
+    };
+    let (ok, text, written) = exists(&remote);
+    assert!(ok, "{text}");
+    assert_eq!(written, "exists=false\n", "{text}");
+    assert!(text.contains("no data branch yet"), "{text}");
+    assert!(!text.contains("::error"), "{text}");
+
+    let artifacts = remote.tmp.path().join("artifacts");
+    let first = normal_record("ubuntu-24.04", "1111111111111111", "2026-11-23T10:00:00Z");
+    write_json(&artifacts.join(file_name(&first)), &first, true);
+    let (ok, text, _) = remote.publish(&artifacts, "");
+    assert!(ok, "{text}");
+    let (ok, text, written) = exists(&remote);
+    assert!(ok, "{text}");
+    assert_eq!(written, "exists=true\n", "{text}");
+
+    git(
+        &remote.work,
+        &[
+            "remote",
+            "set-url",
+            "origin",
+            remote.tmp.path().join("gone.git").to_str().unwrap(),
+        ],
+    );
+    let (ok, text, written) = exists(&remote);
+    assert!(ok, "{text}");
+    assert_eq!(written, "exists=false\n", "{text}");
+    assert!(
+        text.contains("::warning title=cargo-diskbench::cannot ask origin whether data exists"),
+        "{text}"
+    );
+
+    let jobs = super::github_file("workflows/benchmark.yml");
+    assert!(
+        !jobs.contains("continue-on-error"),
+        "a step may fail and be ignored"
+    );
+    assert!(jobs.contains("run: .github/scripts/publish-records.sh exists"));
+    assert!(jobs.contains("if: steps.data-branch.outputs.exists == 'true'"));
+    // The Pages deployments queue in a group of this workflow's own.
+    assert!(jobs.contains("group: diskbench-pages"));
+    assert!(!jobs.contains("group: pages\n"));
+}

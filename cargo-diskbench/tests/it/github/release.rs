@@ -23,13 +23,16 @@ enum Reply {
     File(Vec<u8>),
     /// 200 announcing the whole length, then only the first half and a closed connection.
     CutOff(Vec<u8>),
+    /// This status with a short body.
+    Status(u16),
 }
 
 /// An HTTP/1.1 server on 127.0.0.1 answering GETs from a table (anything else: 404), one
-/// connection at a time, until dropped.
+/// connection at a time, until dropped. A path given several replies answers them in turn,
+/// the last one for ever.
 struct Server {
     port: u16,
-    routes: Arc<Mutex<BTreeMap<String, Reply>>>,
+    routes: Arc<Mutex<BTreeMap<String, Vec<Reply>>>>,
     stop: Arc<std::sync::atomic::AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -38,7 +41,7 @@ impl Server {
     fn start() -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
-        let routes: Arc<Mutex<BTreeMap<String, Reply>>> = Arc::default();
+        let routes: Arc<Mutex<BTreeMap<String, Vec<Reply>>>> = Arc::default();
         let stop: Arc<std::sync::atomic::AtomicBool> = Arc::default();
         let (r, s) = (routes.clone(), stop.clone());
         let thread = std::thread::spawn(move || {
@@ -63,13 +66,16 @@ impl Server {
         format!("http://127.0.0.1:{}", self.port)
     }
 
-    fn serve(&self, path: &str, reply: Reply) {
-        self.routes.lock().unwrap().insert(path.to_string(), reply);
+    fn serve(&self, path: &str, replies: Vec<Reply>) {
+        self.routes
+            .lock()
+            .unwrap()
+            .insert(path.to_string(), replies);
     }
 
     fn answer(
         mut stream: TcpStream,
-        routes: &Mutex<BTreeMap<String, Reply>>,
+        routes: &Mutex<BTreeMap<String, Vec<Reply>>>,
     ) -> std::io::Result<()> {
         let mut request = Vec::new();
         let mut buf = [0u8; 1024];
@@ -82,7 +88,13 @@ impl Server {
         }
         let text = String::from_utf8_lossy(&request);
         let path = text.split_whitespace().nth(1).unwrap_or("").to_string();
-        let reply = routes.lock().unwrap().get(&path).cloned();
+        let reply = routes.lock().unwrap().get_mut(&path).and_then(|replies| {
+            if replies.len() > 1 {
+                Some(replies.remove(0))
+            } else {
+                replies.first().cloned()
+            }
+        });
         match reply {
             Some(Reply::File(body)) => {
                 write!(
@@ -99,6 +111,15 @@ impl Server {
                     body.len()
                 )?;
                 stream.write_all(&body[..body.len() / 2])?;
+            }
+            Some(Reply::Status(code)) => {
+                let body = b"Service Unavailable";
+                write!(
+                    stream,
+                    "HTTP/1.1 {code} Error\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                    body.len()
+                )?;
+                stream.write_all(body)?;
             }
             None => {
                 let body = b"Not Found";
@@ -193,10 +214,15 @@ impl ReleaseRepo {
 
     /// release.sh with `args`, in the clone, with `env`.
     fn release(&self, args: &[&str], env: &[(&str, &str)]) -> (i32, String) {
+        self.release_in(&self.work, args, env)
+    }
+
+    /// release.sh with `args`, in `dir` (a clone of origin), with `env`.
+    fn release_in(&self, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String) {
         let mut cmd = std::process::Command::new("bash");
         cmd.arg(common::repo_root().join(".github/scripts/release.sh"))
             .args(args)
-            .current_dir(&self.work)
+            .current_dir(dir)
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("SOURCE_DATE_EPOCH", "1764547200")
@@ -233,7 +259,7 @@ impl ReleaseRepo {
     }
 }
 
-fn sha256(path: &Path) -> String {
+pub(super) fn sha256(path: &Path) -> String {
     let out = std::process::Command::new("sha256sum")
         .arg(path)
         .output()
@@ -471,6 +497,182 @@ fn a_tag_pushed_by_hand_is_refused_by_name() {
     assert!(text.contains("names version '0.0.9', not 0.1.0"), "{text}");
 }
 
+/// A stand-in for `gh release` (view, create, upload, edit) keeping releases as folders under
+/// `store`: `<tag>/` holds the assets and, while a draft, `.draft`. `create` refuses a tag
+/// origin does not have (as `--verify-tag` does); with FAKE_GH_FAIL=create it stops after the
+/// first asset, as an upload cut off does.
+fn fake_gh(bin: &Path) {
+    write_script(
+        &bin.join("gh"),
+        r#"#!/bin/bash
+set -eu
+[ "$1" = release ] || exit 64
+cmd="$2"; tag="$3"; shift 3
+files=(); json=""; draft=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --repo | --title | --notes-file | --jq) shift 2 ;;
+    --json) json="$2"; shift 2 ;;
+    --draft) draft=true; shift ;;
+    --draft=false) draft=false; shift ;;
+    --verify-tag | --clobber) shift ;;
+    *) files+=("$1"); shift ;;
+  esac
+done
+rel="$FAKE_GH_STORE/$tag"
+echo "gh release $cmd $tag" >> "$FAKE_GH_STORE/log"
+case "$cmd" in
+  view)
+    [ -d "$rel" ] || { echo "release not found" >&2; exit 1; }
+    if [ "$json" = isDraft ]; then if [ -e "$rel/.draft" ]; then echo true; else echo false; fi; else ls "$rel"; fi ;;
+  create)
+    git ls-remote --exit-code origin "refs/tags/$tag" >/dev/null || { echo "tag $tag is not at origin" >&2; exit 1; }
+    [ ! -d "$rel" ] || { echo "a release with the same tag name already exists" >&2; exit 1; }
+    mkdir -p "$rel"
+    if [ "$draft" = true ]; then touch "$rel/.draft"; fi
+    for f in "${files[@]}"; do
+      cp "$f" "$rel/"
+      if [ "${FAKE_GH_FAIL:-}" = create ]; then echo "HTTP 502: upload failed" >&2; exit 1; fi
+    done ;;
+  upload) [ -d "$rel" ] || exit 1; for f in "${files[@]}"; do cp "$f" "$rel/"; done ;;
+  edit) [ -d "$rel" ] || exit 1; if [ "$draft" = false ]; then rm -f "$rel/.draft"; fi ;;
+  *) exit 64 ;;
+esac
+"#,
+    );
+}
+
+/// A release whose publish step fails after the tag was pushed (the draft got one asset) is
+/// finished by a rerun of the publish job, in a fresh clone as "Re-run failed jobs" gives it,
+/// with the build artifacts of the first attempt: the same tag at the same commit, every asset
+/// uploaded, the release published; the pins commit is on the branch release/vX.Y.Z at
+/// origin (pushed again if a tag of an earlier script lacks it). Rebuilt tarballs that differ
+/// from the pinned ones are refused with what to do, and a rerun after success changes
+/// nothing.
+#[test]
+fn a_release_that_failed_after_the_tag_push_completes_on_rerun() {
+    let repo = ReleaseRepo::new("0.1.0");
+    let dist = repo.tmp.path().join("dist");
+    repo.package("0.1.0", &dist);
+    let bin = repo.tmp.path().join("fake-bin");
+    fake_gh(&bin);
+    let store = repo.tmp.path().join("releases");
+    fs::create_dir_all(&store).unwrap();
+    let path = path_with(&bin);
+    let store_s = store.display().to_string();
+    let dist_s = dist.to_str().unwrap();
+    let env = |fail: &'static str| -> Vec<(&'static str, String)> {
+        vec![
+            ("RELEASE_DOWNLOAD_URL", "http://127.0.0.1:9/releases".into()),
+            ("GITHUB_REPOSITORY", "owner/repo".into()),
+            ("GITHUB_RUN_ID", "42".into()),
+            ("PATH", path.clone()),
+            ("FAKE_GH_STORE", store_s.clone()),
+            ("FAKE_GH_FAIL", fail.into()),
+        ]
+    };
+    let run = |dir: &Path, args: &[&str], fail: &'static str| {
+        let env = env(fail);
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        repo.release_in(dir, args, &env)
+    };
+    // The first attempt: pinned, tagged, pushed; the release fails after one asset.
+    for phase in [&["pin", "0.1.0", dist_s][..], &["push", "0.1.0"][..]] {
+        let (code, text) = run(&repo.work, phase, "");
+        assert_eq!(code, 0, "{phase:?}: {text}");
+    }
+    let (code, text) = run(&repo.work, &["publish", "0.1.0", dist_s], "create");
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("re-run this job"), "{text}");
+    let tagged = git(&repo.origin, &["rev-parse", "v0.1.0^{commit}"]);
+    let release = store.join("v0.1.0");
+    assert!(
+        release.join(".draft").exists(),
+        "the failed attempt left no draft"
+    );
+    // A tag pushed by an earlier release script had no branch: the rerun adds it.
+    git(
+        &repo.origin,
+        &["update-ref", "-d", "refs/heads/release/v0.1.0"],
+    );
+
+    // The rerun: a fresh checkout of the default branch with its tags, the same tarballs.
+    git(
+        repo.tmp.path(),
+        &["clone", "--quiet", repo.origin.to_str().unwrap(), "rerun"],
+    );
+    let rerun = repo.tmp.path().join("rerun");
+    let (code, text) = run(&rerun, &["check", "0.1.0"], "");
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("this run finishes that release"), "{text}");
+    for phase in [
+        &["pin", "0.1.0", dist_s][..],
+        &["push", "0.1.0"][..],
+        &["publish", "0.1.0", dist_s][..],
+    ] {
+        let (code, text) = run(&rerun, phase, "");
+        assert_eq!(code, 0, "{phase:?}: {text}");
+    }
+    assert_eq!(
+        git(&repo.origin, &["rev-parse", "v0.1.0^{commit}"]),
+        tagged,
+        "the tag moved"
+    );
+    assert_eq!(
+        git(&repo.origin, &["rev-parse", "refs/heads/release/v0.1.0"]),
+        tagged,
+        "the pins commit is on no branch"
+    );
+    assert!(
+        git(
+            &repo.origin,
+            &["branch", "--contains", tagged.trim(), "--format=%(refname)"]
+        )
+        .contains("refs/heads/release/v0.1.0")
+    );
+    assert!(!release.join(".draft").exists(), "still a draft");
+    let mut assets: Vec<String> = fs::read_dir(&release)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assets.sort();
+    let mut expected: Vec<String> = TARGETS.iter().map(|t| tarball("0.1.0", t)).collect();
+    expected.push("SHA256SUMS".into());
+    expected.sort();
+    assert_eq!(assets, expected);
+    for name in &expected {
+        assert_eq!(
+            fs::read(release.join(name)).unwrap(),
+            fs::read(dist.join(name)).unwrap(),
+            "{name}"
+        );
+    }
+
+    // Done: another rerun changes nothing.
+    let (code, text) = run(&rerun, &["publish", "0.1.0", dist_s], "");
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.contains("published with every asset already"),
+        "{text}"
+    );
+    assert_eq!(
+        fs::read_to_string(store.join("log"))
+            .unwrap()
+            .matches("gh release create")
+            .count(),
+        1,
+        "the release was made twice"
+    );
+
+    // Rebuilt tarballs are not the pinned ones: refused, nothing moves.
+    fs::write(dist.join(tarball("0.1.0", TARGETS[0])), "built again").unwrap();
+    let (code, text) = run(&rerun, &["pin", "0.1.0", dist_s], "");
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("pins other tarballs than these"), "{text}");
+    assert!(text.contains("re-run the failed jobs"), "{text}");
+    assert_eq!(git(&repo.origin, &["rev-parse", "v0.1.0^{commit}"]), tagged);
+}
+
 /// A pins file for `version` with `download` as the download location and the real hashes of
 /// the tarballs in `dist`.
 fn pins_for(dist: &Path, version: &str, download: &str) -> String {
@@ -518,7 +720,7 @@ fn the_download_is_checked_against_the_pinned_hash() {
     //  exit code, the message says)
     type Case<'a> = (
         &'a str,
-        Option<Reply>,
+        Vec<Reply>,
         &'a str,
         Option<&'a str>,
         Option<&'a Path>,
@@ -528,7 +730,7 @@ fn the_download_is_checked_against_the_pinned_hash() {
     let cases: Vec<Case<'_>> = vec![
         (
             "the pinned tarball",
-            Some(Reply::File(good.clone())),
+            vec![Reply::File(good.clone())],
             "0.1.0",
             None,
             None,
@@ -537,7 +739,7 @@ fn the_download_is_checked_against_the_pinned_hash() {
         ),
         (
             "v-prefixed version",
-            Some(Reply::File(good.clone())),
+            vec![Reply::File(good.clone())],
             "v0.1.0",
             None,
             None,
@@ -546,7 +748,7 @@ fn the_download_is_checked_against_the_pinned_hash() {
         ),
         (
             "a wrong hash",
-            Some(Reply::File(other_arch)),
+            vec![Reply::File(other_arch)],
             "0.1.0",
             None,
             None,
@@ -555,7 +757,7 @@ fn the_download_is_checked_against_the_pinned_hash() {
         ),
         (
             "a 404",
-            None,
+            vec![],
             "0.1.0",
             None,
             None,
@@ -564,7 +766,7 @@ fn the_download_is_checked_against_the_pinned_hash() {
         ),
         (
             "a cut-off transfer",
-            Some(Reply::CutOff(good.clone())),
+            vec![Reply::CutOff(good.clone())],
             "0.1.0",
             None,
             None,
@@ -572,8 +774,35 @@ fn the_download_is_checked_against_the_pinned_hash() {
             "the transfer was cut off before the end",
         ),
         (
+            "a cut-off transfer, then the whole file",
+            vec![Reply::CutOff(good.clone()), Reply::File(good.clone())],
+            "0.1.0",
+            None,
+            None,
+            0,
+            "attempt 1 of 3 failed (curl exit 18",
+        ),
+        (
+            "a server error every time",
+            vec![Reply::Status(503)],
+            "0.1.0",
+            None,
+            None,
+            1,
+            "the server answered HTTP 503 after 3 attempt(s), an error on its side, not a missing asset",
+        ),
+        (
+            "a server error, then the file",
+            vec![Reply::Status(502), Reply::File(good.clone())],
+            "0.1.0",
+            None,
+            None,
+            0,
+            "installed cargo-diskbench 0.1.0",
+        ),
+        (
             "a short file",
-            Some(Reply::File(good[..good.len() / 2].to_vec())),
+            vec![Reply::File(good[..good.len() / 2].to_vec())],
             "0.1.0",
             None,
             None,
@@ -582,7 +811,7 @@ fn the_download_is_checked_against_the_pinned_hash() {
         ),
         (
             "a version not pinned",
-            Some(Reply::File(good.clone())),
+            vec![Reply::File(good.clone())],
             "0.2.0",
             None,
             None,
@@ -591,7 +820,7 @@ fn the_download_is_checked_against_the_pinned_hash() {
         ),
         (
             "no release for riscv64",
-            Some(Reply::File(good.clone())),
+            vec![Reply::File(good.clone())],
             "0.1.0",
             None,
             Some(&fake_uname),
@@ -600,7 +829,7 @@ fn the_download_is_checked_against_the_pinned_hash() {
         ),
         (
             "plain HTTP elsewhere",
-            Some(Reply::File(good.clone())),
+            vec![Reply::File(good.clone())],
             "0.1.0",
             Some("http://example.invalid/releases"),
             None,
@@ -610,7 +839,7 @@ fn the_download_is_checked_against_the_pinned_hash() {
     ];
     for (what, reply, version, download, path_dir, code, needle) in cases {
         let server = Server::start();
-        if let Some(reply) = reply {
+        if !reply.is_empty() {
             server.serve(&route, reply);
         }
         let download = download
@@ -627,6 +856,7 @@ fn the_download_is_checked_against_the_pinned_hash() {
             .arg(&pins)
             .arg(version)
             .arg(&dest)
+            .env("RETRY_DELAY_S", "0")
             .env("RUNNER_TEMP", repo.tmp.path());
         if let Some(dir) = path_dir {
             cmd.env("PATH", path_with(dir));
@@ -635,6 +865,10 @@ fn the_download_is_checked_against_the_pinned_hash() {
         let text = output_text(&out);
         assert_eq!(out.status.code(), Some(code), "{what}: {text}");
         assert!(text.contains(needle), "{what}: {text}");
+        // A server's failure is never worded as a missing release.
+        if what.contains("server error") {
+            assert!(!text.contains("Is release"), "{what}: {text}");
+        }
         let bin = dest.join("bin/cargo-diskbench");
         if code == 0 {
             let said = std::process::Command::new(&bin)
@@ -687,7 +921,9 @@ fn the_action_at_a_release_tag_installs_the_binary_it_pins() {
     for t in TARGETS {
         server.serve(
             &format!("/download/v0.1.0/{}", tarball("0.1.0", t)),
-            Reply::File(fs::read(dist.join(tarball("0.1.0", t))).unwrap()),
+            vec![Reply::File(
+                fs::read(dist.join(tarball("0.1.0", t))).unwrap(),
+            )],
         );
     }
     git(

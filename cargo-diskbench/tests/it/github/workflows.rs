@@ -25,7 +25,7 @@ impl Job {
         self.lines.iter().any(|l| {
             let l = l.trim();
             l.contains("uses: ./.github/actions/diskbench")
-                || l.contains("dtolnay/rust-toolchain")
+                || l.contains("rust-toolchain")
                 || l.contains("Swatinem/rust-cache")
                 || l.starts_with("- run: cargo ")
                 || l.starts_with("run: cargo ")
@@ -39,6 +39,14 @@ impl Job {
             .filter(|(_, level)| level.as_str() == "write" || level.as_str() == "write-all")
             .map(|(scope, _)| scope.clone())
             .collect()
+    }
+
+    /// Whether it runs on a runner the workflow does not choose (a matrix of labels given at
+    /// dispatch: self-hosted and third-party runners among them).
+    fn runs_on_given_runners(&self) -> bool {
+        self.lines
+            .iter()
+            .any(|l| l.trim().starts_with("runs-on: ${{ matrix."))
     }
 
     /// The `uses:` of its steps, without the version comment.
@@ -367,7 +375,7 @@ fn the_queue_watchdog_never_cancels_the_tool_build() {
 /// and the limit has passed (naming them), and stops without a cancel once every job started.
 #[test]
 fn the_queue_watchdog_gives_up_only_on_jobs_still_queued_after_the_limit() {
-    let fake = |answers: &[&str], rest: &str, minutes: &str| {
+    let fake = |answers: &[&str], rest: &str, minutes: &str, bench_minutes: &str| {
         let dir = tempfile::tempdir().unwrap();
         let scripts = [
             ("sleep", "#!/bin/sh\nexit 0\n".to_string()),
@@ -406,6 +414,7 @@ fn the_queue_watchdog_gives_up_only_on_jobs_still_queued_after_the_limit() {
                 ("PATH", &path),
                 ("FAKE_DIR", &fake_dir),
                 ("QUEUE_MINUTES", minutes),
+                ("BENCH_TIMEOUT_MINUTES", bench_minutes),
             ],
         );
         let calls: u32 = fs::read_to_string(dir.path().join("calls"))
@@ -422,6 +431,7 @@ fn the_queue_watchdog_gives_up_only_on_jobs_still_queued_after_the_limit() {
         &[running; 5],
         "completed bench ubuntu-24.04\nqueued bench my-self-hosted",
         "3",
+        "60",
     );
     assert_eq!(code, 0, "{text}");
     assert_eq!(written, "gave-up=true\n", "{text}");
@@ -436,6 +446,7 @@ fn the_queue_watchdog_gives_up_only_on_jobs_still_queued_after_the_limit() {
         &[""],
         "in_progress bench ubuntu-24.04\ncompleted bench ubuntu-24.04-arm",
         "3",
+        "60",
     );
     assert_eq!(code, 0, "{text}");
     assert!(text.contains("every bench job has started"), "{text}");
@@ -446,10 +457,71 @@ fn the_queue_watchdog_gives_up_only_on_jobs_still_queued_after_the_limit() {
         &["queued bench a", "queued bench a", "queued bench a"],
         "in_progress bench a",
         "30",
+        "60",
     );
     assert_eq!(code, 0, "{text}");
     assert!(written.is_empty(), "{written}");
     assert_eq!(calls, 4, "{text}");
+    // A job runs and another stays queued for ever (jobs that start one after another on one
+    // runner): it gives up one bench timeout after the limit (3 + 5 min), not later, and
+    // says the running job is cancelled with the run.
+    let (code, text, written, calls) = fake(&[], running, "3", "5");
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(written, "gave-up=true\n", "{text}");
+    assert!((8..=9).contains(&calls), "{calls} polls: {text}");
+    assert!(
+        text.contains("1 bench job(s) that started after the 3 min limit are cancelled"),
+        "{text}"
+    );
+    assert!(
+        text.contains("my-self-hosted never started a job in 3 min"),
+        "{text}"
+    );
+}
+
+/// The watchdog is done before its own timeout in the worst case: the largest queue-minutes
+/// the setup job accepts, plus one bench job's timeout (which the script is given), plus a
+/// poll; so a run whose runners never come is always given up on by the watchdog, never by
+/// GitHub's timeout.
+#[test]
+fn the_queue_watchdog_outlasts_its_worst_case() {
+    let text = github_file("workflows/benchmark.yml");
+    let (_, jobs) = workflow_jobs(&text);
+    let minutes = |job: &Job| -> u32 {
+        job.lines
+            .iter()
+            .find_map(|l| l.strip_prefix("    timeout-minutes: "))
+            .unwrap_or_else(|| panic!("job {} has no timeout-minutes", job.name))
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    let watchdog = job(&jobs, "queue-watchdog");
+    let bench = minutes(job(&jobs, "bench"));
+    let given: u32 = watchdog
+        .lines
+        .iter()
+        .find_map(|l| l.trim().strip_prefix("BENCH_TIMEOUT_MINUTES: "))
+        .expect("the watchdog is given the bench timeout")
+        .parse()
+        .unwrap();
+    assert_eq!(
+        given, bench,
+        "BENCH_TIMEOUT_MINUTES is not the bench job's timeout-minutes"
+    );
+    let setup = job(&jobs, "setup").lines.join("\n");
+    let largest: u32 = setup
+        .split("<= int(queue) <= ")
+        .nth(1)
+        .and_then(|r| r.split(':').next())
+        .expect("the setup job's bound on queue-minutes")
+        .parse()
+        .unwrap();
+    assert!(
+        minutes(watchdog) > largest + bench + 5,
+        "the watchdog's timeout-minutes {} is not above {largest} + {bench} + a poll",
+        minutes(watchdog)
+    );
 }
 
 /// No job inherits a token (`permissions: {}` at the top of every workflow); each job says
@@ -482,7 +554,8 @@ fn jobs_that_build_never_hold_write_or_deploy_tokens() {
             }
             let uses_token = body.contains("actions/checkout@")
                 || body.contains("github.token")
-                || body.contains("actions/deploy-pages@");
+                || body.contains("actions/deploy-pages@")
+                || body.contains("actions/attest@");
             if !uses_token {
                 assert_eq!(
                     job.permissions,
@@ -492,10 +565,10 @@ fn jobs_that_build_never_hold_write_or_deploy_tokens() {
                 );
             }
             let writes = job.writes();
-            if job.builds() {
+            if job.builds() || job.runs_on_given_runners() {
                 assert!(
                     writes.is_empty(),
-                    "{file}: job {} builds and holds {writes:?}",
+                    "{file}: job {} builds or runs on a runner given at dispatch, and holds {writes:?}",
                     job.name
                 );
             }
@@ -515,14 +588,22 @@ fn jobs_that_build_never_hold_write_or_deploy_tokens() {
                     );
                 }
             }
+            // Deploying, or signing an attestation of what another job built: nothing else.
             if job.permissions.contains_key("pages") || job.permissions.contains_key("id-token") {
-                assert_eq!(
-                    job.uses()
-                        .iter()
-                        .map(|u| u.split('@').next().unwrap().to_string())
-                        .collect::<Vec<_>>(),
-                    vec!["actions/deploy-pages".to_string()],
-                    "{file}: job {} holds deploy rights and does more than deploy",
+                let uses: Vec<String> = job
+                    .uses()
+                    .iter()
+                    .map(|u| u.split('@').next().unwrap().to_string())
+                    .collect();
+                assert!(
+                    uses == ["actions/deploy-pages"]
+                        || uses == ["actions/download-artifact", "actions/attest"],
+                    "{file}: job {} holds deploy or signing rights and does more than that: {uses:?}",
+                    job.name
+                );
+                assert!(
+                    !job.permissions.contains_key("contents"),
+                    "{file}: job {}",
                     job.name
                 );
                 assert!(
@@ -591,24 +672,148 @@ fn jobs_that_build_never_hold_write_or_deploy_tokens() {
         assert!(!tool_body.contains(cache), "the tool job restores {cache}");
     }
 
-    // The release: only the publish job writes, and it runs no cargo, only the scripts, git
-    // and gh on the tarballs the build jobs made.
+    // The release: only the publish job writes contents, and it runs no cargo, only the
+    // scripts, git and gh on the tarballs the build jobs made; the attest job signs them.
     let (_, jobs) = workflow_jobs(&github_file("workflows/release.yml"));
-    let writers: Vec<&str> = jobs
+    let writers: Vec<(&str, Vec<String>)> = jobs
         .iter()
         .filter(|j| !j.writes().is_empty())
-        .map(|j| j.name.as_str())
+        .map(|j| (j.name.as_str(), j.writes()))
         .collect();
-    assert_eq!(writers, ["publish"]);
+    assert_eq!(
+        writers,
+        [
+            (
+                "attest",
+                vec!["attestations".to_string(), "id-token".to_string()]
+            ),
+            ("publish", vec!["contents".to_string()]),
+        ]
+    );
     let publish = job(&jobs, "publish").lines.join("\n");
     for run in [
-        "release.sh pin",
-        "release.sh push",
-        "gh release create",
-        "--draft",
+        "release.sh pin \"$VERSION\" dist",
+        "release.sh push \"$VERSION\"",
+        "release.sh publish \"$VERSION\" dist",
+        "needs: [prepare, build, attest]",
     ] {
         assert!(publish.contains(run), "{run}");
     }
+    let attest = job(&jobs, "attest").lines.join("\n");
+    assert!(attest.contains("subject-path: dist/*.tar.gz"), "{attest}");
+}
+
+/// The binary the merge and render jobs run (they feed the data branch and the Pages site) is
+/// checked, before it runs, against the SHA-256 the `tool` job wrote into its job outputs: an
+/// artifact can be replaced by any job of the run (a bench job on a third-party runner
+/// included), a job's outputs only by that job. The tool job is no bench job, and the bench
+/// jobs restore no cached binary (a self-hosted one could have written it).
+#[test]
+fn merge_and_render_run_only_the_binary_the_tool_job_hashed() {
+    let text = github_file("workflows/benchmark.yml");
+    let (_, jobs) = workflow_jobs(&text);
+    let tool = job(&jobs, "tool");
+    let tool_body = tool.lines.join("\n");
+    assert!(!tool.runs_on_given_runners());
+    assert!(tool_body.contains("      sha256: ${{ steps.build.outputs.sha256 }}"));
+    let build = steps(tool)
+        .into_iter()
+        .find(|s| s.contains("id: build"))
+        .expect("the tool job's build step");
+    assert!(
+        build.contains("sha256sum target/release/cargo-diskbench")
+            && build.contains(">> \"$GITHUB_OUTPUT\""),
+        "{build}"
+    );
+    let mut checks = Vec::new();
+    for name in ["merge", "render"] {
+        let job = job(&jobs, name);
+        let needs = job
+            .lines
+            .iter()
+            .find_map(|l| l.strip_prefix("    needs: "))
+            .unwrap();
+        assert!(needs.contains("tool"), "{name} needs {needs}");
+        let steps = steps(job);
+        let download = steps
+            .iter()
+            .position(|s| s.contains("name: cargo-diskbench-tool"))
+            .unwrap_or_else(|| panic!("{name}: no download of the tool"));
+        let check = steps
+            .iter()
+            .position(|s| s.contains("id: tool-check"))
+            .unwrap_or_else(|| panic!("{name}: no check of the tool"));
+        assert!(
+            steps[check].contains("TOOL_SHA256: ${{ needs.tool.outputs.sha256 }}"),
+            "{name}: {}",
+            steps[check]
+        );
+        let runs_tool: Vec<usize> = steps
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| {
+                !s.contains("id: tool-check")
+                    && (s.contains("tool/cargo-diskbench") || s.contains("$RUNNER_TEMP/tool:"))
+            })
+            .map(|(i, _)| i)
+            .collect();
+        assert!(!runs_tool.is_empty(), "{name} runs the tool nowhere");
+        assert!(
+            download < check && runs_tool.iter().all(|&i| i > check),
+            "{name}: the tool runs before it is checked"
+        );
+        checks.push(
+            steps[check]
+                .lines()
+                .skip_while(|l| !l.contains("run: |"))
+                .take_while(|l| !l.trim_start().starts_with('#'))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        );
+    }
+    assert_eq!(
+        checks[0], checks[1],
+        "merge and render check the tool differently"
+    );
+    let bench = steps(job(&jobs, "bench"))
+        .into_iter()
+        .find(|s| s.contains("uses: ./.github/actions/diskbench"))
+        .unwrap();
+    assert!(bench.contains("cache: \"false\""), "{bench}");
+
+    // The check itself: the built binary passes, a replaced one and a missing hash do not.
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = tmp.path().join("tool/cargo-diskbench");
+    fs::create_dir_all(bin.parent().unwrap()).unwrap();
+    fs::write(&bin, "#!/bin/sh\necho built by the tool job\n").unwrap();
+    let hash = super::release::sha256(&bin);
+    let temp = tmp.path().display().to_string();
+    let run = |sha: &str| {
+        run_step(
+            "workflows/benchmark.yml",
+            "tool-check",
+            "bash",
+            tmp.path(),
+            &[("RUNNER_TEMP", temp.as_str()), ("TOOL_SHA256", sha)],
+        )
+    };
+    let ok = run(&hash);
+    assert_eq!(ok.code, 0, "{}", ok.text);
+    use std::os::unix::fs::PermissionsExt;
+    assert_ne!(fs::metadata(&bin).unwrap().permissions().mode() & 0o111, 0);
+    fs::write(&bin, "#!/bin/sh\necho swapped by a bench job\n").unwrap();
+    let swapped = run(&hash);
+    assert_eq!(swapped.code, 1, "{}", swapped.text);
+    assert!(
+        swapped
+            .text
+            .contains("is not the binary the tool job built"),
+        "{}",
+        swapped.text
+    );
+    let none = run("");
+    assert_eq!(none.code, 1, "{}", none.text);
+    assert!(none.text.contains("gave no SHA-256"), "{}", none.text);
 }
 
 /// The major release current for each action the workflows and the action use, all on Node 24
@@ -622,28 +827,24 @@ const CURRENT_MAJORS: &[(&str, &str)] = &[
     ("actions/download-artifact", "v8"),
     ("actions/upload-pages-artifact", "v5"),
     ("actions/deploy-pages", "v5"),
+    ("actions/attest", "v4"),
     ("Swatinem/rust-cache", "v2"),
-];
-
-/// dtolnay/rust-toolchain is a composite action whose branches name toolchains (it has no
-/// release tags to pin); the workflows use it by branch. The composite action of this
-/// repository uses none of them.
-const BRANCH_PINNED: &[&str] = &[
-    "dtolnay/rust-toolchain@stable",
-    "dtolnay/rust-toolchain@master",
 ];
 
 /// Orgs that require SHA pinning apply it to a composite action's own steps too: every action
 /// is pinned by its full commit SHA with the release as a comment (`@<40 hex> # vX.Y.Z`), on
-/// its current major, and the same action at the same commit everywhere; `dependabot.yml`
-/// keeps them current, the composite action's folder included.
+/// its current major, and the same action at the same commit everywhere, toolchain set-up
+/// included (no toolchain action: the runner's rustup, through rust-toolchain.sh);
+/// `dependabot.yml` keeps them current, the composite actions' folders included.
 #[test]
 fn every_action_is_pinned_by_sha_to_its_current_release() {
     let mut files = workflows();
-    files.push((
-        "action.yml".into(),
-        github_file("actions/diskbench/action.yml"),
-    ));
+    for action in ["diskbench", "diskbench-comment"] {
+        files.push((
+            format!("{action}/action.yml"),
+            github_file(&format!("actions/{action}/action.yml")),
+        ));
+    }
     let mut seen: BTreeMap<String, (String, String)> = BTreeMap::new();
     let mut pinned = 0;
     for (file, text) in &files {
@@ -652,9 +853,6 @@ fn every_action_is_pinned_by_sha_to_its_current_release() {
                 continue;
             };
             if uses.starts_with("./") {
-                continue;
-            }
-            if BRANCH_PINNED.contains(&uses.trim()) && file != "action.yml" {
                 continue;
             }
             let (action, rest) = uses.split_once('@').expect("uses: name@ref");
@@ -710,9 +908,45 @@ fn every_action_is_pinned_by_sha_to_its_current_release() {
         "package-ecosystem: github-actions",
         "- /\n",
         "- /.github/actions/diskbench\n",
+        "- /.github/actions/diskbench-comment\n",
         "interval: weekly",
     ] {
         assert!(dependabot.contains(needle), "dependabot.yml: {needle}");
+    }
+    // Toolchains: every job that runs cargo on a runner's own image sets Rust up with the
+    // runner's rustup, pinned or not by nothing but rustup's signed channel.
+    let setup = github_file("scripts/rust-toolchain.sh");
+    assert!(
+        setup.contains("rustup toolchain install \"$toolchain\"")
+            && setup.contains("RUSTUP_TOOLCHAIN=$toolchain"),
+        "{setup}"
+    );
+    for (file, text) in &files {
+        assert!(
+            !text.contains("rust-toolchain@") && !text.contains("actions-rs/"),
+            "{file}: a toolchain action"
+        );
+        if !file.ends_with(".yml") || file.contains('/') {
+            continue;
+        }
+        let (_, jobs) = workflow_jobs(text);
+        for job in &jobs {
+            let body = job.lines.join("\n");
+            let runs_cargo = job.lines.iter().any(|l| {
+                let l = l
+                    .trim()
+                    .trim_start_matches("- ")
+                    .trim_start_matches("run: ");
+                l.starts_with("cargo ")
+            });
+            if runs_cargo && !body.contains("container:") {
+                assert!(
+                    body.contains(".github/scripts/rust-toolchain.sh "),
+                    "{file}: job {} runs cargo without setting its toolchain up",
+                    job.name
+                );
+            }
+        }
     }
 }
 
@@ -794,10 +1028,10 @@ fn the_benchmark_workload_is_pinned() {
         .expect("the workload's path");
     let toolchain_step = bench_steps
         .iter()
-        .find(|s| s.contains("dtolnay/rust-toolchain@"))
+        .find(|s| s.contains("rust-toolchain.sh"))
         .expect("a toolchain step");
     assert!(
-        toolchain_step.contains("toolchain: ${{ env.WORKLOAD_TOOLCHAIN }}"),
+        toolchain_step.contains("run: .github/scripts/rust-toolchain.sh \"$WORKLOAD_TOOLCHAIN\""),
         "{toolchain_step}"
     );
     let action = bench_steps
@@ -885,11 +1119,27 @@ fn ci_runs_what_ci_run_runs_and_the_action_itself() {
         .into_iter()
         .filter(|s| s.contains("uses: ./.github/actions/diskbench"))
         .collect();
-    assert_eq!(uses.len(), 2, "{uses:#?}");
+    assert_eq!(uses.len(), 3, "{uses:#?}");
     for step in &uses {
         assert!(step.contains("runtime: \"1\""), "a short run: {step}");
     }
     assert!(uses[1].contains("what-if: \"true\""), "{}", uses[1]);
+    // like: through the action, with a label the published figures have, and the record
+    // checked to be a --like run of that label.
+    assert!(uses[2].contains("like: github-x64-2x8"), "{}", uses[2]);
+    let published =
+        fs::read_to_string(root.join("fixtures/published/hardware-node-runners-2026-10-08.csv"))
+            .unwrap();
+    assert!(
+        published.contains(",github-x64-2x8,"),
+        "the like: label is not published"
+    );
+    assert!(
+        steps(action)
+            .iter()
+            .any(|s| s.contains("the like: run is no --like run")),
+        "the job checks the like: record"
+    );
     assert!(
         steps(action)
             .iter()
@@ -915,8 +1165,11 @@ fn the_release_workflow_builds_then_pins_then_tags() {
         "runner: ubuntu-24.04-arm",
         "musl-tools",
         "Requesting program interpreter",
-        "needs: [prepare, build]",
-        "gh release edit \"v$VERSION\" --repo \"$GITHUB_REPOSITORY\" --draft=false",
+        "needs: [prepare, build, attest]",
+        "release.sh publish \"$VERSION\" dist",
+        // Stripped: the symbols only serve a debugger, and every action install downloads it.
+        "CARGO_PROFILE_RELEASE_STRIP: symbols",
+        "run: .github/scripts/rust-toolchain.sh stable --target \"$TARGET\"",
     ] {
         assert!(text.contains(needle), "release.yml: {needle}");
     }
