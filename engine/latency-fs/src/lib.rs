@@ -11,6 +11,7 @@ mod fs;
 mod latency;
 mod mount_table;
 mod protocol;
+pub mod volume;
 
 use std::ffi::CString;
 use std::io;

@@ -55,7 +55,7 @@ pub(crate) fn stale_mounts(mountinfo: &str, alive: &dyn Fn(u32) -> bool) -> Vec<
 }
 
 /// mountinfo escapes space, tab, newline and backslash as \ooo.
-fn unescape(s: &str) -> String {
+pub(crate) fn unescape(s: &str) -> String {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
